@@ -1,0 +1,157 @@
+package xconnect
+
+import (
+	"context"
+	"net"
+	"sync"
+
+	"github.com/pkg/errors"
+	"go.fd.io/govpp/api"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	ipsecapi "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/ipsec"
+	kernelapi "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
+	memifapi "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/memif"
+	vxlanapi "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/vxlan"
+	wireguardapi "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/wireguard"
+	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
+
+	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/client"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/cleanup"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/connect"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/discover"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/filtermechanisms"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanismpriority"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/recvfd"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanismtranslation"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/roundrobin"
+	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
+	"github.com/networkservicemesh/sdk/pkg/registry/common/null"
+	registryrecvfd "github.com/networkservicemesh/sdk/pkg/registry/common/recvfd"
+	registrysendfd "github.com/networkservicemesh/sdk/pkg/registry/common/sendfd"
+	"github.com/networkservicemesh/sdk/pkg/tools/token"
+
+	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel"
+	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/ethernetcontext"
+
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/afxdppinhole"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/connectioncontext/mtu"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/ipsec"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/memif"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/vlan"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/vxlan"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/wireguard"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/metrics"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/nsmonitor"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/pinhole"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/tag"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/up"
+	vppxconnect "github.com/networkservicemesh/sdk-vpp/pkg/networkservice/xconnect"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/xconnect/l2bridgedomain"
+)
+
+// NewServer returns the forwarder endpoint. tunnelIP is the node's address for vxlan,
+// wireguard and ipsec tunnels.
+func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn api.Connection, tunnelIP net.IP, opts ...Option) (endpoint.Endpoint, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(o)
+	}
+	ikev2KeyFile, err := ipsec.GenerateRSAKey()
+	if err != nil {
+		return nil, errors.Wrap(err, "generating the IKEv2 key for ipsec")
+	}
+	nsClient, nseClient := newRegistryClients(ctx, o)
+	pinholeMutex := new(sync.Mutex)
+
+	return endpoint.NewServer(ctx, tokenGenerator,
+		endpoint.WithName(o.name),
+		endpoint.WithAuthorizeServer(o.authorizeServer),
+		endpoint.WithAuthorizeMonitorConnectionServer(o.authorizeMonitorServer),
+		endpoint.WithAdditionalFunctionality(
+			recvfd.NewServer(),
+			sendfd.NewServer(),
+			discover.NewServer(nsClient, nseClient),
+			roundrobin.NewServer(),
+			metrics.NewServer(ctx, vppConn, o.metricsOptions...),
+			up.NewServer(ctx, vppConn),
+			vppxconnect.NewServer(vppConn),
+			l2bridgedomain.NewServer(vppConn),
+			newKernelContextServer(),
+			ethernetcontext.NewVFServer(),
+			tag.NewServer(ctx, vppConn),
+			mtu.NewServer(vppConn),
+			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
+				memifapi.MECHANISM:     memif.NewServer(ctx, vppConn, memif.WithDirectMemif(), memif.WithChangeNetNS()),
+				kernelapi.MECHANISM:    newKernelMechanismServer(vppConn, o.kernelInterface),
+				vxlanapi.MECHANISM:     vxlan.NewServer(vppConn, tunnelIP, o.vxlanOptions...),
+				wireguardapi.MECHANISM: wireguard.NewServer(vppConn, tunnelIP),
+				ipsecapi.MECHANISM:     ipsec.NewServer(vppConn, tunnelIP, ipsec.WithIKEv2PrivateKey(ikev2KeyFile)),
+			}),
+			afxdppinhole.NewServer(),
+			pinhole.NewServer(vppConn, pinhole.WithSharedMutex(pinholeMutex)),
+			connect.NewServer(newOnwardClient(ctx, vppConn, tunnelIP, o, ikev2KeyFile, pinholeMutex)),
+		),
+	), nil
+}
+
+// newOnwardClient builds the client half of the cross-connect: the mechanism toward the next hop.
+// It never refreshes by itself: the incoming Request's refresh drives it.
+func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.IP, o *options, ikev2KeyFile string, pinholeMutex *sync.Mutex) networkservice.NetworkServiceClient {
+	elements := []networkservice.NetworkServiceClient{
+		cleanup.NewClient(ctx, o.cleanupOptions...),
+		mechanismtranslation.NewClient(),
+		connectioncontextkernel.NewClient(),
+		metrics.NewClient(ctx, vppConn, o.metricsOptions...),
+		up.NewClient(ctx, vppConn),
+		mtu.NewClient(vppConn),
+		tag.NewClient(ctx, vppConn),
+		memif.NewClient(ctx, vppConn, memif.WithChangeNetNS()),
+		newKernelMechanismClient(vppConn, o.kernelInterface),
+		vxlan.NewClient(vppConn, tunnelIP, o.vxlanOptions...),
+		wireguard.NewClient(vppConn, tunnelIP),
+		ipsec.NewClient(vppConn, tunnelIP, ipsec.WithIKEv2PrivateKey(ikev2KeyFile)),
+		vlan.NewClient(vppConn, o.vlanDomainToDevice),
+		filtermechanisms.NewClient(),
+		mechanismpriority.NewClient(o.mechanismPriority...),
+		afxdppinhole.NewClient(),
+		pinhole.NewClient(vppConn, pinhole.WithSharedMutex(pinholeMutex)),
+		recvfd.NewClient(),
+		nsmonitor.NewClient(ctx),
+		sendfd.NewClient(),
+	}
+	return client.NewClient(ctx,
+		client.WithoutRefresh(),
+		client.WithName(o.name),
+		client.WithDialOptions(o.dialOptions...),
+		client.WithDialTimeout(o.dialTimeout),
+		client.WithAdditionalFunctionality(append(elements, o.clientAdditionalElement...)...),
+	)
+}
+
+// newRegistryClients discovers next hops through the registry behind clientURL. Healing and retry
+// are off: discovery is a one-shot lookup per Request, and the caller heals.
+func newRegistryClients(ctx context.Context, o *options) (registryNS registryapi.NetworkServiceRegistryClient, registryNSE registryapi.NetworkServiceEndpointRegistryClient) {
+	registryNSE = registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
+		registryclient.WithClientURL(o.clientURL),
+		registryclient.WithNSEAdditionalFunctionality(
+			registryrecvfd.NewNetworkServiceEndpointRegistryClient(),
+			registrysendfd.NewNetworkServiceEndpointRegistryClient(),
+		),
+		registryclient.WithDialTimeout(o.dialTimeout),
+		registryclient.WithDialOptions(o.dialOptions...),
+		registryclient.WithNSEHealClient(null.NewNetworkServiceEndpointRegistryClient()),
+		registryclient.WithNSERetryClient(null.NewNetworkServiceEndpointRegistryClient()),
+	)
+	registryNS = registryclient.NewNetworkServiceRegistryClient(ctx,
+		registryclient.WithClientURL(o.clientURL),
+		registryclient.WithDialTimeout(o.dialTimeout),
+		registryclient.WithDialOptions(o.dialOptions...),
+		registryclient.WithNSHealClient(null.NewNetworkServiceRegistryClient()),
+		registryclient.WithNSRetryClient(null.NewNetworkServiceRegistryClient()),
+	)
+	return registryNS, registryNSE
+}
