@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what the end-to-end suite and `make demo` need beyond Go itself:
+# spire-server and spire-agent (built from the pinned tools module, cached in
+# .cache/bin) and iproute2 when `ip` is missing. Safe to run repeatedly: a
+# cached build of the pinned version is reused.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bin="$root/.cache/bin"
+stamp="$bin/.spire-version"
+spire_version="$(awk '$1 == "github.com/spiffe/spire" {print $2}' "$root/tools/go.mod")"
+
+if [ -z "$spire_version" ]; then
+	echo "install-tools: no github.com/spiffe/spire requirement in tools/go.mod" >&2
+	exit 1
+fi
+
+if ! command -v ip >/dev/null 2>&1; then
+	echo "install-tools: installing iproute2"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq iproute2 >/dev/null
+fi
+
+if [ -x "$bin/spire-server" ] && [ -x "$bin/spire-agent" ] &&
+	[ "$(cat "$stamp" 2>/dev/null)" = "$spire_version" ]; then
+	exit 0
+fi
+
+echo "install-tools: building SPIRE $spire_version into $bin (a cold build takes several minutes)"
+mkdir -p "$bin"
+rm -f "$stamp"
+start=$(date +%s)
+(cd "$root/tools" && go build -trimpath -o "$bin/" \
+	github.com/spiffe/spire/cmd/spire-server \
+	github.com/spiffe/spire/cmd/spire-agent)
+echo "$spire_version" >"$stamp"
+echo "install-tools: SPIRE $spire_version built in $(($(date +%s) - start))s"

@@ -1,0 +1,168 @@
+// Command e2e-nsc is a client like NSM's cmd-nsc: run inside a pod's network
+// namespace, it asks the local nsmgr for a kernel interface per
+// NSM_NETWORK_SERVICES entry (kernel://service/ifname), with healing and the
+// kernel liveness check on as a real NSC has them. Each granted connection is
+// written to NSM_CONNECTION_FILE (protojson, one per line) so the harness can
+// compare the pod's kernel state with the IP context. On SIGTERM it closes its
+// connections and exits non-zero if a Close failed.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	kernelmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
+	kernelheal "github.com/networkservicemesh/sdk-kernel/pkg/kernel/tools/heal"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/client"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/heal"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/kernel"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/retry"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+	"github.com/networkservicemesh/sdk/pkg/tools/nsurl"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/nsmgrpc"
+)
+
+type config struct {
+	Name                  string        `default:"nsc"`
+	ConnectTo             url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
+	NetworkServices       []url.URL     `split_words:"true" desc:"kernel://service/ifname, comma separated"`
+	MaxTokenLifetime      time.Duration `default:"10m" split_words:"true"`
+	DialTimeout           time.Duration `default:"5s" split_words:"true"`
+	RequestTimeout        time.Duration `default:"30s" split_words:"true"`
+	LivenessCheckEnabled  bool          `default:"true" split_words:"true"`
+	LivenessCheckInterval time.Duration `default:"1s" split_words:"true"`
+	LivenessCheckTimeout  time.Duration `default:"1s" split_words:"true"`
+	ConnectionFile        string        `split_words:"true" desc:"where granted connections are written"`
+	SVIDTimeout           time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
+	LogLevel              string        `default:"INFO" split_words:"true"`
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e-nsc:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var cfg config
+	if err := envconfig.Process("nsm", &cfg); err != nil {
+		return err
+	}
+	if len(cfg.NetworkServices) == 0 {
+		return errors.New("NSM_NETWORK_SERVICES is empty")
+	}
+	for i := range cfg.NetworkServices {
+		if cfg.NetworkServices[i].Scheme != "kernel" {
+			return fmt.Errorf("NSM_NETWORK_SERVICES entry %q: only kernel:// is supported", cfg.NetworkServices[i].String())
+		}
+	}
+	signalCtx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	// Connections are closed after the signal, so the client chain lives on a
+	// context of its own.
+	ctx, cancelChain := context.WithCancel(context.WithoutCancel(signalCtx))
+	defer cancelChain()
+	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = source.Close() }()
+	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
+
+	healOptions := []heal.Option{}
+	if cfg.LivenessCheckEnabled {
+		healOptions = append(healOptions,
+			heal.WithLivenessCheck(kernelheal.KernelLivenessCheck),
+			heal.WithLivenessCheckInterval(cfg.LivenessCheckInterval),
+			heal.WithLivenessCheckTimeout(cfg.LivenessCheckTimeout))
+	}
+	nsmClient := retry.NewClient(client.NewClient(ctx,
+		client.WithClientURL(&cfg.ConnectTo),
+		client.WithName(cfg.Name),
+		client.WithAuthorizeClient(authorize.NewClient()),
+		client.WithHealClient(heal.NewClient(ctx, healOptions...)),
+		client.WithAdditionalFunctionality(
+			mechanisms.NewClient(map[string]networkservice.NetworkServiceClient{
+				kernelmech.MECHANISM: chain.NewNetworkServiceClient(kernel.NewClient()),
+			}),
+			sendfd.NewClient(),
+		),
+		client.WithDialTimeout(cfg.DialTimeout),
+		client.WithDialOptions(nsmgrpc.DialOptions(source, generate)...),
+	), retry.WithTryTimeout(cfg.RequestTimeout))
+
+	var granted []*networkservice.Connection
+	closeAll := func() error {
+		var errs []error
+		for _, conn := range granted {
+			closeCtx, cancelClose := context.WithTimeout(ctx, cfg.RequestTimeout)
+			_, closeErr := nsmClient.Close(closeCtx, conn)
+			cancelClose()
+			if closeErr != nil {
+				errs = append(errs, fmt.Errorf("close %s: %w", conn.GetId(), closeErr))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for i := range cfg.NetworkServices {
+		service := (*nsurl.NSURL)(&cfg.NetworkServices[i])
+		requestCtx, cancelRequest := context.WithTimeout(signalCtx, cfg.RequestTimeout)
+		conn, requestErr := nsmClient.Request(requestCtx, &networkservice.NetworkServiceRequest{
+			Connection: &networkservice.Connection{
+				Id:             fmt.Sprintf("%s-%d", cfg.Name, i),
+				NetworkService: service.NetworkService(),
+				Labels:         service.Labels(),
+			},
+			MechanismPreferences: []*networkservice.Mechanism{service.Mechanism()},
+		})
+		cancelRequest()
+		if requestErr != nil {
+			return errors.Join(fmt.Errorf("request %s: %w", cfg.NetworkServices[i].String(), requestErr), closeAll())
+		}
+		granted = append(granted, conn)
+		log.FromContext(ctx).Infof("connected to %s: interface %s, ip context %s", service.NetworkService(),
+			conn.GetMechanism().GetParameters()["name"], protojson.Format(conn.GetContext().GetIpContext()))
+	}
+	if cfg.ConnectionFile != "" {
+		if err = writeConnections(cfg.ConnectionFile, granted); err != nil {
+			return errors.Join(err, closeAll())
+		}
+	}
+	<-signalCtx.Done()
+	return closeAll()
+}
+
+// writeConnections replaces path atomically, so a reader never sees half of it.
+func writeConnections(path string, conns []*networkservice.Connection) error {
+	var lines []string
+	for _, conn := range conns {
+		data, err := protojson.Marshal(conn)
+		if err != nil {
+			return err
+		}
+		lines = append(lines, string(data))
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

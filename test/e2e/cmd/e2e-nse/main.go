@@ -1,0 +1,176 @@
+// Command e2e-nse is an endpoint like NSM's cmd-nse-icmp-responder: it hands
+// out point-to-point addresses from NSM_CIDR_PREFIX, accepts the kernel
+// mechanism in its own network namespace (run it inside the pod's netns) and
+// registers itself through the local nsmgr. On SIGTERM it unregisters before
+// exiting, so a scenario can prove the registry is left empty.
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+	"google.golang.org/grpc"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	kernelmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
+	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/kernel"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/recvfd"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/ipam/point2pointipam"
+	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
+	registryauthorize "github.com/networkservicemesh/sdk/pkg/registry/common/authorize"
+	"github.com/networkservicemesh/sdk/pkg/registry/common/clientinfo"
+	registrysendfd "github.com/networkservicemesh/sdk/pkg/registry/common/sendfd"
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/nsmgrpc"
+)
+
+type config struct {
+	Name             string        `default:"icmp-server"`
+	ConnectTo        url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
+	ListenOn         url.URL       `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on"`
+	MaxTokenLifetime time.Duration `default:"10m" split_words:"true"`
+	ServiceNames     []string      `default:"icmp-responder" split_words:"true"`
+	Payload          string        `default:"ETHERNET"`
+	CidrPrefix       []string      `default:"169.254.0.0/16" split_words:"true"`
+	DialTimeout      time.Duration `default:"5s" split_words:"true"`
+	SVIDTimeout      time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
+	LogLevel         string        `default:"INFO" split_words:"true"`
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e-nse:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var cfg config
+	if err := envconfig.Process("nsm", &cfg); err != nil {
+		return err
+	}
+	if cfg.ListenOn.Scheme != "unix" {
+		return fmt.Errorf("NSM_LISTEN_ON must be a unix:// URL, got %q", cfg.ListenOn.String())
+	}
+	prefixes, err := parsePrefixes(cfg.CidrPrefix)
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = source.Close() }()
+	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
+
+	responder := endpoint.NewServer(ctx, generate,
+		endpoint.WithName(cfg.Name),
+		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
+		endpoint.WithAdditionalFunctionality(
+			point2pointipam.NewServer(prefixes...),
+			recvfd.NewServer(),
+			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
+				kernelmech.MECHANISM: kernel.NewServer(),
+			}),
+			sendfd.NewServer(),
+		),
+	)
+	server := grpc.NewServer(nsmgrpc.ServerOptions(source)...)
+	responder.Register(server)
+	errCh := nsmgrpc.Serve(ctx, server, cfg.ListenOn)
+
+	// The registration outlives ctx so that it can still be withdrawn after
+	// the shutdown signal.
+	registrationCtx, cancelRegistration := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRegistration()
+	nse, unregister, err := register(registrationCtx, &cfg, nsmgrpc.DialOptions(source, generate))
+	if err != nil {
+		return err
+	}
+	log.FromContext(ctx).Infof("endpoint %s registered for %v at %s", nse.GetName(), nse.GetNetworkServiceNames(), cfg.ListenOn.String())
+
+	select {
+	case <-ctx.Done():
+	case err = <-errCh:
+	}
+	if unregisterErr := unregister(); unregisterErr != nil && err == nil {
+		err = fmt.Errorf("unregister %s: %w", cfg.Name, unregisterErr)
+	}
+	return err
+}
+
+func register(ctx context.Context, cfg *config, dialOptions []grpc.DialOption) (*registryapi.NetworkServiceEndpoint, func() error, error) {
+	for _, service := range cfg.ServiceNames {
+		nsClient := registryclient.NewNetworkServiceRegistryClient(ctx,
+			registryclient.WithClientURL(&cfg.ConnectTo),
+			registryclient.WithDialTimeout(cfg.DialTimeout),
+			registryclient.WithAuthorizeNSRegistryClient(registryauthorize.NewNetworkServiceRegistryClient(
+				registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
+			registryclient.WithDialOptions(dialOptions...))
+		if _, err := nsClient.Register(ctx, &registryapi.NetworkService{Name: service, Payload: cfg.Payload}); err != nil {
+			return nil, nil, fmt.Errorf("register network service %s: %w", service, err)
+		}
+	}
+	nseClient := registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
+		registryclient.WithClientURL(&cfg.ConnectTo),
+		registryclient.WithDialTimeout(cfg.DialTimeout),
+		registryclient.WithDialOptions(dialOptions...),
+		registryclient.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
+			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
+		registryclient.WithNSEAdditionalFunctionality(
+			clientinfo.NewNetworkServiceEndpointRegistryClient(),
+			registrysendfd.NewNetworkServiceEndpointRegistryClient(),
+		),
+	)
+	nse := &registryapi.NetworkServiceEndpoint{
+		Name:                 cfg.Name,
+		NetworkServiceNames:  cfg.ServiceNames,
+		NetworkServiceLabels: map[string]*registryapi.NetworkServiceLabels{},
+		Url:                  cfg.ListenOn.String(),
+	}
+	for _, service := range cfg.ServiceNames {
+		nse.NetworkServiceLabels[service] = &registryapi.NetworkServiceLabels{}
+	}
+	registered, err := nseClient.Register(ctx, nse)
+	if err != nil {
+		return nil, nil, fmt.Errorf("register endpoint %s: %w", cfg.Name, err)
+	}
+	unregister := func() error {
+		unregisterCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+		defer cancel()
+		_, unregisterErr := nseClient.Unregister(unregisterCtx, registered)
+		return unregisterErr
+	}
+	return registered, unregister, nil
+}
+
+func parsePrefixes(cidrs []string) ([]*net.IPNet, error) {
+	var prefixes []*net.IPNet
+	for _, cidr := range cidrs {
+		_, prefix, err := net.ParseCIDR(cidr)
+		if err != nil {
+			return nil, fmt.Errorf("NSM_CIDR_PREFIX entry %q: %w", cidr, err)
+		}
+		prefixes = append(prefixes, prefix)
+	}
+	if len(prefixes) == 0 {
+		return nil, fmt.Errorf("NSM_CIDR_PREFIX is empty")
+	}
+	return prefixes, nil
+}

@@ -1,0 +1,116 @@
+// Command e2e-nsmgr is one node's Network Service Manager: the sdk's nsmgr
+// chain behind SPIFFE mTLS, with the stock cmd-nsmgr's authorization, serving
+// local workloads on a unix socket and other nodes on TCP. Configured by NSM_*
+// variables like cmd-nsmgr.
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/edwarnicke/genericsync"
+	"github.com/kelseyhightower/envconfig"
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
+	"google.golang.org/grpc"
+
+	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/nsmgr"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
+	registryauthorize "github.com/networkservicemesh/sdk/pkg/registry/common/authorize"
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+	monitorauthorize "github.com/networkservicemesh/sdk/pkg/tools/monitorconnection/authorize"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/nsmgrpc"
+)
+
+type config struct {
+	Name                        string        `default:"nsmgr" desc:"name of this nsmgr"`
+	ListenOn                    []url.URL     `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true" desc:"the first tcp URL is the one other nodes reach"`
+	RegistryURL                 url.URL       `split_words:"true"`
+	MaxTokenLifetime            time.Duration `default:"10m" split_words:"true"`
+	DialTimeout                 time.Duration `default:"5s" split_words:"true"`
+	ForwarderNetworkServiceName string        `default:"forwarder" split_words:"true"`
+	SVIDTimeout                 time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
+	LogLevel                    string        `default:"INFO" split_words:"true"`
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e-nsmgr:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var cfg config
+	if err := envconfig.Process("nsm", &cfg); err != nil {
+		return err
+	}
+	publicURL, err := publishableURL(cfg.ListenOn)
+	if err != nil {
+		return err
+	}
+	if cfg.RegistryURL.String() == "" {
+		return fmt.Errorf("NSM_REGISTRY_URL is required")
+	}
+	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = source.Close() }()
+	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
+
+	// One map shared by the request and monitor authorizers lets a workload
+	// monitor exactly the connections it holds.
+	var connectionsBySpiffeID genericsync.Map[spiffeid.ID, *genericsync.Map[string, struct{}]]
+	mgr := nsmgr.NewServer(ctx, generate,
+		nsmgr.WithName(cfg.Name),
+		nsmgr.WithURL(publicURL.String()),
+		nsmgr.WithRegistry(&cfg.RegistryURL),
+		nsmgr.WithAuthorizeServer(authorize.NewServer(
+			authorize.WithPolicies(nsmgrpc.ServerPolicies...),
+			authorize.WithSpiffeIDConnectionMap(&connectionsBySpiffeID))),
+		nsmgr.WithAuthorizeMonitorConnectionServer(monitorauthorize.NewMonitorConnectionServer(
+			monitorauthorize.WithSpiffeIDConnectionMap(&connectionsBySpiffeID))),
+		nsmgr.WithAuthorizeNSRegistryServer(registryauthorize.NewNetworkServiceRegistryServer(
+			registryauthorize.WithPolicies(nsmgrpc.RegistryPolicies...))),
+		nsmgr.WithAuthorizeNSERegistryServer(registryauthorize.NewNetworkServiceEndpointRegistryServer(
+			registryauthorize.WithPolicies(nsmgrpc.RegistryPolicies...))),
+		nsmgr.WithAuthorizeNSRegistryClient(registryauthorize.NewNetworkServiceRegistryClient(
+			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
+		nsmgr.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
+			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
+		nsmgr.WithDefaultExpiration(cfg.MaxTokenLifetime),
+		nsmgr.WithDialOptions(nsmgrpc.DialOptions(source, generate)...),
+		nsmgr.WithDialTimeout(cfg.DialTimeout),
+		nsmgr.WithForwarderServiceName(cfg.ForwarderNetworkServiceName),
+	)
+	server := grpc.NewServer(nsmgrpc.ServerOptions(source)...)
+	mgr.Register(server)
+	errCh := nsmgrpc.Serve(ctx, server, cfg.ListenOn...)
+	log.FromContext(ctx).Infof("nsmgr %s serving on %v, reachable as %s", cfg.Name, cfg.ListenOn, publicURL.String())
+	select {
+	case <-ctx.Done():
+		return nil
+	case err = <-errCh:
+		return err
+	}
+}
+
+// publishableURL is the URL other nodes dial: the first TCP listen URL with a
+// concrete address, as the stock nsmgr chooses it.
+func publishableURL(listenOn []url.URL) (*url.URL, error) {
+	for i := range listenOn {
+		u := listenOn[i]
+		if u.Scheme == "tcp" && u.Hostname() != "" && u.Hostname() != "0.0.0.0" && u.Hostname() != "::" {
+			return &u, nil
+		}
+	}
+	return nil, fmt.Errorf("NSM_LISTEN_ON %v has no tcp URL with a concrete address for other nodes", listenOn)
+}

@@ -1,0 +1,150 @@
+package process
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Spec says what to run and where.
+type Spec struct {
+	// Name identifies the process in errors and log headers, e.g. "nsmgr-node1".
+	Name string
+	// Netns, when set, is the name of the network namespace (as `ip netns`
+	// knows it) to run in; `ip netns exec` execs the binary in place, so the
+	// process keeps the binary's own path, which SPIRE's path selector needs.
+	Netns  string
+	Binary string
+	Args   []string
+	// Env is added to the harness's own environment.
+	Env     []string
+	LogPath string
+}
+
+// Process is a started program.
+type Process struct {
+	spec    Spec
+	cmd     *exec.Cmd
+	logFile *os.File
+	done    chan struct{}
+	waitErr error
+	once    sync.Once
+}
+
+// Start launches spec and returns at once; use the program's own readiness
+// signal (a socket, a file) to know when it is serving.
+func Start(spec Spec) (*Process, error) {
+	if err := os.MkdirAll(filepath.Dir(spec.LogPath), 0o755); err != nil {
+		return nil, err
+	}
+	logFile, err := os.OpenFile(spec.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	argv := append([]string{spec.Binary}, spec.Args...)
+	if spec.Netns != "" {
+		argv = append([]string{"ip", "netns", "exec", spec.Netns}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+	}
+	p := &Process{spec: spec, cmd: cmd, logFile: logFile, done: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		_ = logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Name is the spec's name.
+func (p *Process) Name() string { return p.spec.Name }
+
+// Pid is the process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// LogPath is where its output goes.
+func (p *Process) LogPath() string { return p.spec.LogPath }
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Exited reports whether the process has ended, and how.
+func (p *Process) Exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.waitErr
+	default:
+		return false, nil
+	}
+}
+
+// Stop sends SIGTERM to the process group and waits up to grace for a clean
+// exit, then kills it. It returns the exit error of a process that did not
+// end cleanly (a graceful-shutdown failure is a finding, not noise).
+func (p *Process) Stop(grace time.Duration) error {
+	p.once.Do(func() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	})
+	select {
+	case <-p.done:
+		return p.exitError()
+	case <-time.After(grace):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+		return fmt.Errorf("%s did not exit within %s of SIGTERM and was killed", p.spec.Name, grace)
+	}
+}
+
+// Kill ends the process group at once, as an OOM kill would.
+func (p *Process) Kill() {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
+func (p *Process) exitError() error {
+	if p.waitErr == nil {
+		return nil
+	}
+	var exitErr *exec.ExitError
+	if errors.As(p.waitErr, &exitErr) {
+		if status, ok := exitErr.Sys().(syscall.WaitStatus); ok && status.Signaled() &&
+			status.Signal() == syscall.SIGTERM {
+			// Programs that do not trap SIGTERM (the SPIRE binaries) end this way.
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: %w", p.spec.Name, p.waitErr)
+}
+
+// LogTail returns the last lines of the process's output.
+func (p *Process) LogTail(lines int) string {
+	return Tail(p.spec.LogPath, lines)
+}
+
+// Tail returns the last lines of a file, or a note saying why it cannot.
+func Tail(path string, lines int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	data = bytes.TrimRight(data, "\n")
+	all := strings.Split(string(data), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
