@@ -1,0 +1,70 @@
+package domain
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Binaries are the programs a domain runs, by absolute path.
+type Binaries struct {
+	Registry, Nsmgr, Endpoint, Client string
+	Forwarder, Simulator              string
+}
+
+// MissingError says a program of the domain does not exist in this tree yet.
+type MissingError struct{ What, Where string }
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("%s is not in this tree (no %s)", e.What, e.Where)
+}
+
+// Build compiles the harness commands, the forwarder (module root) and the
+// VPP simulator into dir. A missing forwarder or simulator is a *MissingError.
+func Build(ctx context.Context, repoRoot, dir string) (*Binaries, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	bins := &Binaries{
+		Registry:  filepath.Join(dir, "e2e-registry"),
+		Nsmgr:     filepath.Join(dir, "e2e-nsmgr"),
+		Endpoint:  filepath.Join(dir, "e2e-nse"),
+		Client:    filepath.Join(dir, "e2e-nsc"),
+		Forwarder: filepath.Join(dir, "forwarder-vpp"),
+		Simulator: filepath.Join(dir, "vppsim"),
+	}
+	if err = goBuild(ctx, repoRoot, "-o", dir+"/",
+		"./test/e2e/cmd/e2e-registry", "./test/e2e/cmd/e2e-nsmgr", "./test/e2e/cmd/e2e-nse", "./test/e2e/cmd/e2e-nsc"); err != nil {
+		return nil, err
+	}
+	if _, err = os.Stat(filepath.Join(repoRoot, "main.go")); err != nil {
+		return nil, &MissingError{What: "the forwarder-vpp command", Where: "main.go at the module root"}
+	}
+	if err = goBuild(ctx, repoRoot, "-o", bins.Forwarder, "."); err != nil {
+		return nil, err
+	}
+	if _, err = os.Stat(filepath.Join(repoRoot, "test", "vppsim", "cmd", "vppsim")); err != nil {
+		return nil, &MissingError{What: "the VPP simulator", Where: "test/vppsim/cmd/vppsim"}
+	}
+	if err = goBuild(ctx, repoRoot, "-o", bins.Simulator, "./test/vppsim/cmd/vppsim"); err != nil {
+		return nil, err
+	}
+	return bins, nil
+}
+
+func goBuild(ctx context.Context, dir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"build"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package domain
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+)
+
+// SimulatorState is what `vppsim show` prints for node's simulator.
+func (d *Domain) SimulatorState(ctx context.Context, node *Node) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, d.cfg.Binaries.Simulator, "show", "--api-socket", node.APISocket).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("vppsim show on %s: %w: %s", node.Name, err, out)
+	}
+	return string(out), nil
+}
+
+// Diagnostics renders what a person needs to understand a failed scenario:
+// the forwarders' (and other programs') log tails, the kernel state of every
+// namespace and each simulator's state.
+func (d *Domain) Diagnostics() string {
+	var b strings.Builder
+	b.WriteString("==== e2e diagnostics ====\n")
+	for _, n := range d.Nodes {
+		for _, p := range []*process.Process{n.Forwarder, n.Nsmgr, n.Simulator} {
+			writeTail(&b, p, logTailLength)
+		}
+	}
+	for _, e := range d.endpoints {
+		writeTail(&b, e.Proc, logTailLength/2)
+	}
+	for _, c := range d.clients {
+		writeTail(&b, c.Proc, logTailLength/2)
+	}
+	writeTail(&b, d.Registry, logTailLength/4)
+	if d.SPIRE != nil {
+		for _, p := range d.SPIRE.Processes() {
+			writeTail(&b, p, logTailLength/4)
+		}
+	}
+	if d.Topology != nil {
+		for _, n := range d.Topology.Nodes {
+			writeNetns(&b, "node "+n.Name, n.Netns)
+		}
+		for _, pod := range d.Topology.Pods() {
+			writeNetns(&b, "pod "+pod.Name, pod.Netns)
+		}
+	}
+	for _, n := range d.Nodes {
+		if n.Simulator == nil {
+			continue
+		}
+		state, err := d.SimulatorState(context.Background(), n)
+		if err != nil {
+			state = err.Error()
+		}
+		fmt.Fprintf(&b, "---- simulator %s ----\n%s\n", n.Name, strings.TrimRight(state, "\n"))
+	}
+	return b.String()
+}
+
+func writeTail(b *strings.Builder, p *process.Process, lines int) {
+	if p == nil {
+		return
+	}
+	state := "running"
+	if exited, err := p.Exited(); exited {
+		state = fmt.Sprintf("exited: %v", err)
+	}
+	fmt.Fprintf(b, "---- %s (%s), last %d lines of %s ----\n%s\n", p.Name(), state, lines, p.LogPath(), p.LogTail(lines))
+}
+
+func writeNetns(b *strings.Builder, title, netns string) {
+	state, err := topology.Inspect(netns)
+	if err != nil {
+		fmt.Fprintf(b, "---- %s (%s): %v\n", title, netns, err)
+		return
+	}
+	fmt.Fprintf(b, "---- %s (%s) ----\n%s", title, netns, state)
+}

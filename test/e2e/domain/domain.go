@@ -1,0 +1,302 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/spire"
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+)
+
+// Config describes a domain to bring up.
+type Config struct {
+	Binaries *Binaries
+	// SpireBinDir holds spire-server and spire-agent.
+	SpireBinDir string
+	// WorkDir receives sockets, SPIRE state and every process's log. Unix
+	// socket paths must stay under 108 bytes, so keep it short.
+	WorkDir string
+	// NetnsPrefix starts the name of every namespace of this domain.
+	NetnsPrefix string
+	Nodes       int
+	// KernelInterfaceType is the forwarders' NSM_KERNEL_INTERFACE_TYPE.
+	KernelInterfaceType string
+	LogLevel            string
+}
+
+// Node is one node's running programs.
+type Node struct {
+	*topology.Node
+	Simulator, Forwarder, Nsmgr *process.Process
+	APISocket, NsmgrSocket      string
+	ForwarderName               string
+}
+
+// Domain is a running NSM domain.
+type Domain struct {
+	cfg       Config
+	Topology  *topology.Topology
+	SPIRE     *spire.SPIRE
+	Registry  *process.Process
+	Nodes     []*Node
+	endpoints []*Endpoint
+	clients   []*Client
+	// Timings records how long each step of bring-up took, in order.
+	Timings []Timing
+}
+
+// Timing is one measured step.
+type Timing struct {
+	Step     string
+	Duration time.Duration
+}
+
+const (
+	nsmgrPort     = 5001
+	registryPort  = 5002
+	startTimeout  = 60 * time.Second
+	stopGrace     = 15 * time.Second
+	pollInterval  = 200 * time.Millisecond
+	logTailLength = 40
+)
+
+// Start brings the domain up; on error everything started is torn down.
+func Start(ctx context.Context, cfg Config) (d *Domain, err error) {
+	if cfg.Nodes < 1 {
+		return nil, errors.New("a domain needs at least one node")
+	}
+	if cfg.LogLevel == "" {
+		cfg.LogLevel = "INFO"
+	}
+	d = &Domain{cfg: cfg}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, d.Diagnostics())
+			_ = d.Close()
+			d = nil
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+
+	if err = d.step("namespaces", func() (stepErr error) {
+		d.Topology, stepErr = topology.New(cfg.NetnsPrefix, cfg.Nodes)
+		return stepErr
+	}); err != nil {
+		return d, err
+	}
+	var nodeNames []string
+	for _, n := range d.Topology.Nodes {
+		nodeNames = append(nodeNames, n.Name)
+	}
+	if err = d.step("SPIRE server and agents", func() (stepErr error) {
+		d.SPIRE, stepErr = spire.Start(ctx, spire.Options{
+			BinDir: cfg.SpireBinDir,
+			Dir:    filepath.Join(cfg.WorkDir, "spire"),
+			Nodes:  nodeNames,
+			Workloads: []spire.Workload{
+				{Name: "registry", Binary: cfg.Binaries.Registry},
+				{Name: "nsmgr", Binary: cfg.Binaries.Nsmgr},
+				{Name: "forwarder", Binary: cfg.Binaries.Forwarder},
+				{Name: "nse", Binary: cfg.Binaries.Endpoint},
+				{Name: "nsc", Binary: cfg.Binaries.Client},
+			},
+		})
+		return stepErr
+	}); err != nil {
+		return d, err
+	}
+	if err = d.step("registry", func() error { return d.startRegistry(ctx) }); err != nil {
+		return d, err
+	}
+	for _, tn := range d.Topology.Nodes {
+		node := &Node{Node: tn}
+		d.Nodes = append(d.Nodes, node)
+		if err = d.step(tn.Name+": simulator, nsmgr, forwarder", func() error { return d.startNode(ctx, node) }); err != nil {
+			return d, err
+		}
+	}
+	return d, nil
+}
+
+func (d *Domain) step(name string, f func() error) error {
+	start := time.Now()
+	err := f()
+	d.Timings = append(d.Timings, Timing{Step: name, Duration: time.Since(start)})
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+func (d *Domain) registrySocket() string { return filepath.Join(d.cfg.WorkDir, "registry.sock") }
+
+func (d *Domain) registryTCP() string {
+	return fmt.Sprintf("tcp://%s", netip.AddrPortFrom(d.Topology.Nodes[0].IP.Addr(), registryPort))
+}
+
+func (d *Domain) startRegistry(ctx context.Context) (err error) {
+	first := d.Topology.Nodes[0]
+	d.Registry, err = process.Start(process.Spec{
+		Name:   "registry",
+		Netns:  first.Netns,
+		Binary: d.cfg.Binaries.Registry,
+		Env: []string{
+			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(first.Name),
+			"NSM_LISTEN_ON=unix://" + d.registrySocket() + "," + d.registryTCP(),
+			"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
+		},
+		LogPath: filepath.Join(d.cfg.WorkDir, "registry.log"),
+	})
+	if err != nil {
+		return err
+	}
+	return waitForFile(ctx, d.Registry, d.registrySocket())
+}
+
+func (d *Domain) startNode(ctx context.Context, node *Node) (err error) {
+	dir := filepath.Join(d.cfg.WorkDir, node.Name)
+	if err = os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	node.APISocket = filepath.Join(dir, "vpp-api.sock")
+	node.NsmgrSocket = filepath.Join(dir, "nsmgr.sock")
+	node.ForwarderName = "forwarder-" + node.Name
+	spiffeSocket := "SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name)
+
+	node.Simulator, err = process.Start(process.Spec{
+		Name:    "vppsim-" + node.Name,
+		Netns:   node.Netns,
+		Binary:  d.cfg.Binaries.Simulator,
+		Args:    []string{"--api-socket", node.APISocket},
+		LogPath: filepath.Join(dir, "vppsim.log"),
+	})
+	if err != nil {
+		return err
+	}
+	if err = waitForFile(ctx, node.Simulator, node.APISocket); err != nil {
+		return err
+	}
+	node.Nsmgr, err = process.Start(process.Spec{
+		Name:   "nsmgr-" + node.Name,
+		Netns:  node.Netns,
+		Binary: d.cfg.Binaries.Nsmgr,
+		Env: []string{
+			spiffeSocket,
+			"NSM_NAME=nsmgr-" + node.Name,
+			"NSM_LISTEN_ON=unix://" + node.NsmgrSocket + "," +
+				fmt.Sprintf("tcp://%s", netip.AddrPortFrom(node.IP.Addr(), nsmgrPort)),
+			"NSM_REGISTRY_URL=" + d.registryTCP(),
+			"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
+		},
+		LogPath: filepath.Join(dir, "nsmgr.log"),
+	})
+	if err != nil {
+		return err
+	}
+	if err = waitForFile(ctx, node.Nsmgr, node.NsmgrSocket); err != nil {
+		return err
+	}
+	node.Forwarder, err = process.Start(process.Spec{
+		Name:   node.ForwarderName,
+		Netns:  node.Netns,
+		Binary: d.cfg.Binaries.Forwarder,
+		Env: []string{
+			spiffeSocket,
+			"NSM_NAME=" + node.ForwarderName,
+			"NSM_LISTEN_ON=unix://" + filepath.Join(dir, "forwarder.sock"),
+			"NSM_CONNECT_TO=unix://" + node.NsmgrSocket,
+			"NSM_TUNNEL_IP=" + node.IP.Addr().String(),
+			"NSM_VPP_API_SOCKET=" + node.APISocket,
+			"NSM_VPP_INIT=NONE",
+			"NSM_KERNEL_INTERFACE_TYPE=" + d.cfg.KernelInterfaceType,
+			"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
+		},
+		LogPath: filepath.Join(dir, "forwarder.log"),
+	})
+	if err != nil {
+		return err
+	}
+	return d.waitRegistered(ctx, node.Forwarder, node.ForwarderName)
+}
+
+// waitForFile waits for a socket or file that p creates once it is serving.
+func waitForFile(ctx context.Context, p *process.Process, path string) error {
+	return poll(ctx, p, func() (bool, error) {
+		_, err := os.Stat(path)
+		return err == nil, nil
+	}, "%s never created %s", p.Name(), path)
+}
+
+// waitRegistered waits until name is in the registry, which proves that p
+// holds an SVID, reached its nsmgr and was accepted.
+func (d *Domain) waitRegistered(ctx context.Context, p *process.Process, name string) error {
+	return poll(ctx, p, func() (bool, error) {
+		records, err := d.Endpoints(ctx)
+		if err != nil {
+			return false, nil
+		}
+		for _, r := range records {
+			if r.Name == name {
+				return true, nil
+			}
+		}
+		return false, nil
+	}, "%s was never registered as %s", p.Name(), name)
+}
+
+// poll calls ready until it says yes, p dies, or ctx ends.
+func poll(ctx context.Context, p *process.Process, ready func() (bool, error), format string, args ...any) error {
+	for {
+		ok, err := ready()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if exited, exitErr := p.Exited(); exited {
+			return fmt.Errorf("%s exited (%v):\n%s", p.Name(), exitErr, p.LogTail(logTailLength))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf(format+": %w", append(args, ctx.Err())...)
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// Close stops everything in reverse order of start and deletes the
+// namespaces. Programs that fail to shut down cleanly are reported.
+func (d *Domain) Close() error {
+	var errs []error
+	for i := len(d.clients) - 1; i >= 0; i-- {
+		errs = append(errs, d.clients[i].Close())
+	}
+	for i := len(d.endpoints) - 1; i >= 0; i-- {
+		errs = append(errs, d.endpoints[i].Close())
+	}
+	for i := len(d.Nodes) - 1; i >= 0; i-- {
+		for _, p := range []*process.Process{d.Nodes[i].Forwarder, d.Nodes[i].Nsmgr, d.Nodes[i].Simulator} {
+			if p != nil {
+				errs = append(errs, p.Stop(stopGrace))
+			}
+		}
+	}
+	if d.Registry != nil {
+		errs = append(errs, d.Registry.Stop(stopGrace))
+	}
+	if d.SPIRE != nil {
+		d.SPIRE.Close()
+	}
+	if d.Topology != nil {
+		errs = append(errs, d.Topology.Close())
+	}
+	return errors.Join(errs...)
+}

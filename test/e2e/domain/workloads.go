@@ -1,0 +1,199 @@
+package domain
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+)
+
+// Endpoint is an icmp-responder-like endpoint running in its own pod.
+type Endpoint struct {
+	Name string
+	Pod  *topology.Pod
+	Proc *process.Process
+	d    *Domain
+}
+
+// Client is an NSC running in its own pod with its granted connections.
+type Client struct {
+	Name        string
+	Pod         *topology.Pod
+	Proc        *process.Process
+	Connections []*networkservice.Connection
+	d           *Domain
+}
+
+// EndpointRecord is one registered endpoint as the registry lists it.
+type EndpointRecord struct {
+	Name     string   `json:"name"`
+	URL      string   `json:"url"`
+	Services []string `json:"services"`
+}
+
+// StartEndpoint starts an endpoint for service in a new pod on node, handing
+// out addresses from cidr, and waits until it is registered.
+func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, cidr string) (*Endpoint, error) {
+	pod, err := d.Topology.AddPod(node.Node, name)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(d.cfg.WorkDir, node.Name, name)
+	proc, err := process.Start(process.Spec{
+		Name:   name,
+		Netns:  pod.Netns,
+		Binary: d.cfg.Binaries.Endpoint,
+		Env: []string{
+			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
+			"NSM_NAME=" + name,
+			"NSM_CONNECT_TO=unix://" + node.NsmgrSocket,
+			"NSM_LISTEN_ON=unix://" + filepath.Join(dir, "nse.sock"),
+			"NSM_SERVICE_NAMES=" + service,
+			"NSM_CIDR_PREFIX=" + cidr,
+			"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
+		},
+		LogPath: filepath.Join(dir, "nse.log"),
+	})
+	if err != nil {
+		return nil, errors.Join(err, d.Topology.DeletePod(pod))
+	}
+	e := &Endpoint{Name: name, Pod: pod, Proc: proc, d: d}
+	d.endpoints = append(d.endpoints, e)
+	waitCtx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	if err = d.waitRegistered(waitCtx, proc, name); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Close stops the endpoint (which unregisters itself) and deletes its pod.
+func (e *Endpoint) Close() error {
+	if e.Pod == nil {
+		return nil
+	}
+	err := e.Proc.Stop(stopGrace)
+	err = errors.Join(err, e.d.Topology.DeletePod(e.Pod))
+	e.Pod = nil
+	return err
+}
+
+// Connect starts a client in a new pod on node asking for each of services
+// (kernel://service/ifname) and waits until all are granted.
+func (d *Domain) Connect(ctx context.Context, node *Node, name string, services ...string) (*Client, error) {
+	pod, err := d.Topology.AddPod(node.Node, name)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(d.cfg.WorkDir, node.Name, name)
+	connFile := filepath.Join(dir, "connections.json")
+	proc, err := process.Start(process.Spec{
+		Name:   name,
+		Netns:  pod.Netns,
+		Binary: d.cfg.Binaries.Client,
+		Env: []string{
+			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
+			"NSM_NAME=" + name,
+			"NSM_CONNECT_TO=unix://" + node.NsmgrSocket,
+			"NSM_NETWORK_SERVICES=" + strings.Join(services, ","),
+			"NSM_CONNECTION_FILE=" + connFile,
+			"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
+		},
+		LogPath: filepath.Join(dir, "nsc.log"),
+	})
+	if err != nil {
+		return nil, errors.Join(err, d.Topology.DeletePod(pod))
+	}
+	c := &Client{Name: name, Pod: pod, Proc: proc, d: d}
+	d.clients = append(d.clients, c)
+	waitCtx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	if err = waitForFile(waitCtx, proc, connFile); err != nil {
+		return nil, err
+	}
+	if c.Connections, err = readConnections(connFile); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Close makes the client close its connections and exit; an error means a
+// Close was refused or failed. The pod namespace stays for inspection until
+// DeletePod or the domain's Close.
+func (c *Client) Close() error {
+	return c.Proc.Stop(stopGrace)
+}
+
+// DeletePod removes the client's pod.
+func (c *Client) DeletePod() error {
+	if c.Pod == nil {
+		return nil
+	}
+	err := c.d.Topology.DeletePod(c.Pod)
+	c.Pod = nil
+	return err
+}
+
+func readConnections(path string) ([]*networkservice.Connection, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	var conns []*networkservice.Connection
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
+	for scanner.Scan() {
+		if strings.TrimSpace(scanner.Text()) == "" {
+			continue
+		}
+		conn := &networkservice.Connection{}
+		if err = protojson.Unmarshal(scanner.Bytes(), conn); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		conns = append(conns, conn)
+	}
+	return conns, scanner.Err()
+}
+
+// Endpoints lists what the registry holds (endpoints and forwarders).
+func (d *Domain) Endpoints(ctx context.Context) ([]EndpointRecord, error) {
+	cmd := exec.CommandContext(ctx, d.cfg.Binaries.Registry, "find")
+	cmd.Env = append(os.Environ(),
+		"SPIFFE_ENDPOINT_SOCKET="+d.SPIRE.SocketURL(d.Nodes[0].Name),
+		"NSM_CONNECT_TO=unix://"+d.registrySocket(),
+		"NSM_LOG_LEVEL=WARN",
+	)
+	out, err := cmd.Output()
+	if err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return nil, fmt.Errorf("e2e-registry find: %w: %s", err, exitErr.Stderr)
+		}
+		return nil, err
+	}
+	var records []EndpointRecord
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line == "" || !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var r EndpointRecord
+		if err = json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, fmt.Errorf("registry record %q: %w", line, err)
+		}
+		records = append(records, r)
+	}
+	return records, nil
+}
