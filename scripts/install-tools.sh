@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end suite and `make demo` need beyond Go itself:
 # spire-server and spire-agent (built from the pinned tools module, cached in
-# .cache/bin) and iproute2 when `ip` is missing. Safe to run repeatedly: a
-# cached build of the pinned version is reused.
+# .cache/bin), and iproute2 and iputils-ping when `ip` or `ping` is missing.
+# Safe to run repeatedly: a cached build of the pinned version is reused.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -15,11 +15,14 @@ if [ -z "$spire_version" ]; then
 	exit 1
 fi
 
-if ! command -v ip >/dev/null 2>&1; then
-	echo "install-tools: installing iproute2"
+missing=()
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+command -v ping >/dev/null 2>&1 || missing+=(iputils-ping)
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "install-tools: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
-	apt-get install -y -qq iproute2 >/dev/null
+	apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 if [ -x "$bin/spire-server" ] && [ -x "$bin/spire-agent" ] &&

@@ -3,24 +3,11 @@ package domain
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
-	"time"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
 )
-
-// SimulatorState is what `vppsim show` prints for node's simulator.
-func (d *Domain) SimulatorState(ctx context.Context, node *Node) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, d.cfg.Binaries.Simulator, "show", "--api-socket", node.APISocket).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("vppsim show on %s: %w: %s", node.Name, err, out)
-	}
-	return string(out), nil
-}
 
 // Diagnostics renders what a person needs to understand a failed scenario:
 // the forwarders' (and other programs') log tails, the kernel state of every

@@ -34,8 +34,12 @@ type Config struct {
 type Node struct {
 	*topology.Node
 	Simulator, Forwarder, Nsmgr *process.Process
-	APISocket, NsmgrSocket      string
+	APISocket, StateSocket      string
+	NsmgrSocket                 string
 	ForwarderName               string
+	// IdleInterfaces are the simulator's interfaces once the forwarder is
+	// ready and before any connection: what every Close must return to.
+	IdleInterfaces []SimInterface
 }
 
 // Domain is a running NSM domain.
@@ -166,6 +170,7 @@ func (d *Domain) startNode(ctx context.Context, node *Node) (err error) {
 		return err
 	}
 	node.APISocket = filepath.Join(dir, "vpp-api.sock")
+	node.StateSocket = filepath.Join(dir, "vppsim-state.sock")
 	node.NsmgrSocket = filepath.Join(dir, "nsmgr.sock")
 	node.ForwarderName = "forwarder-" + node.Name
 	spiffeSocket := "SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name)
@@ -174,7 +179,7 @@ func (d *Domain) startNode(ctx context.Context, node *Node) (err error) {
 		Name:    "vppsim-" + node.Name,
 		Netns:   node.Netns,
 		Binary:  d.cfg.Binaries.Simulator,
-		Args:    []string{"--api-socket", node.APISocket},
+		Args:    []string{"--api-socket", node.APISocket, "--state-socket", node.StateSocket},
 		LogPath: filepath.Join(dir, "vppsim.log"),
 	})
 	if err != nil {
@@ -223,7 +228,11 @@ func (d *Domain) startNode(ctx context.Context, node *Node) (err error) {
 	if err != nil {
 		return err
 	}
-	return d.waitRegistered(ctx, node.Forwarder, node.ForwarderName)
+	if err = d.waitRegistered(ctx, node.Forwarder, node.ForwarderName); err != nil {
+		return err
+	}
+	node.IdleInterfaces, err = d.SimulatorInterfaces(ctx, node)
+	return err
 }
 
 // waitForFile waits for a socket or file that p creates once it is serving.

@@ -1,0 +1,191 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+)
+
+const settleTime = 10 * time.Second
+
+// requireKernelMatches checks that ifname is the pod's only interface besides
+// loopback, that it is up with exactly addrs, and that the pod's routes (all
+// tables) are exactly routes, and that there are no rules: what the IP context
+// says, nothing more.
+func requireKernelMatches(t *testing.T, where string, state *topology.State, ifname string, addrs []string, routes []route) {
+	t.Helper()
+	require.Equal(t, ifname, onlyNonLoopback(t, where, state))
+	link, _ := state.Link(ifname)
+	require.True(t, link.Up, "%s: %s is down\n%s", where, ifname, state)
+	require.Equal(t, normalizePrefixes(t, addrs), normalizePrefixes(t, link.Addrs), "%s: addresses of %s\n%s", where, ifname, state)
+
+	var want, got []string
+	for _, r := range routes {
+		want = append(want, r.String(ifname))
+	}
+	for _, r := range state.Routes {
+		got = append(got, (route{dst: r.Dst, gw: r.Gw}).String(r.Link)+fmt.Sprintf(" table %d", r.Table))
+	}
+	for i := range want {
+		want[i] += " table 254"
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	require.Equal(t, want, got, "%s: routes\n%s", where, state)
+	require.Empty(t, state.Rules, "%s: no policy was asked for, yet there are rules\n%s", where, state)
+}
+
+// onlyNonLoopback returns the single interface of a pod that is not lo.
+func onlyNonLoopback(t *testing.T, where string, state *topology.State) string {
+	t.Helper()
+	var names []string
+	for _, l := range state.Links {
+		if l.Name != "lo" {
+			names = append(names, l.Name)
+		}
+	}
+	require.Len(t, names, 1, "%s should hold exactly one NSM interface\n%s", where, state)
+	return names[0]
+}
+
+// route is a kernel route as the forwarder must install it.
+type route struct{ dst, gw string }
+
+func (r route) String(link string) string {
+	if r.gw == "" {
+		return fmt.Sprintf("%s dev %s", r.dst, link)
+	}
+	return fmt.Sprintf("%s via %s dev %s", r.dst, r.gw, link)
+}
+
+// clientRoutes and endpointRoutes are the routes NSM's kernel semantics
+// derive from an IP context for each side: on-link routes to the peer's
+// addresses, then the side's routes with the peer as next hop where none is
+// given. A later route to the same prefix replaces an earlier one.
+func clientRoutes(ipc *networkservice.IPContext) []route {
+	return mergeRoutes(ipc.GetDstIPRoutes(), ipc.GetSrcRoutesWithExplicitNextHop())
+}
+
+func endpointRoutes(ipc *networkservice.IPContext) []route {
+	return mergeRoutes(ipc.GetSrcIPRoutes(), ipc.GetDstRoutesWithExplicitNextHop())
+}
+
+func mergeRoutes(lists ...[]*networkservice.Route) []route {
+	byDst := map[string]route{}
+	var order []string
+	for _, list := range lists {
+		for _, r := range list {
+			prefix := netip.MustParsePrefix(r.GetPrefix()).Masked().String()
+			if _, seen := byDst[prefix]; !seen {
+				order = append(order, prefix)
+			}
+			byDst[prefix] = route{dst: prefix, gw: r.GetNextHop()}
+		}
+	}
+	routes := make([]route, 0, len(order))
+	for _, dst := range order {
+		routes = append(routes, byDst[dst])
+	}
+	return routes
+}
+
+func normalizePrefixes(t *testing.T, prefixes []string) []string {
+	t.Helper()
+	out := make([]string, 0, len(prefixes))
+	for _, p := range prefixes {
+		parsed, err := netip.ParsePrefix(p)
+		require.NoError(t, err)
+		out = append(out, parsed.String())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func addrOf(t *testing.T, cidr string) string {
+	t.Helper()
+	prefix, err := netip.ParsePrefix(cidr)
+	require.NoError(t, err)
+	return prefix.Addr().String()
+}
+
+// requireEventuallyEmpty waits until a pod is back to a fresh namespace:
+// loopback only, no routes, no rules.
+func requireEventuallyEmpty(t *testing.T, where, netns string) {
+	t.Helper()
+	var state *topology.State
+	var err error
+	require.Eventually(t, func() bool {
+		state, err = topology.Inspect(netns)
+		return err == nil && isPristine(state)
+	}, settleTime, 100*time.Millisecond, "%s still holds NSM state after Close (%v)\n%s", where, err, state)
+}
+
+func isPristine(s *topology.State) bool {
+	if len(s.Routes) > 0 || len(s.Rules) > 0 || len(s.Links) != 1 {
+		return false
+	}
+	lo := s.Links[0]
+	if lo.Name != "lo" {
+		return false
+	}
+	for _, a := range lo.Addrs {
+		if a != "127.0.0.1/8" && a != "::1/128" {
+			return false
+		}
+	}
+	return true
+}
+
+// requireSimulatorClean waits until node's simulator has exactly the
+// interfaces it had before any connection.
+func requireSimulatorClean(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node) {
+	t.Helper()
+	var now []domain.SimInterface
+	var err error
+	require.Eventually(t, func() bool {
+		now, err = d.SimulatorInterfaces(ctx, node)
+		return err == nil && sameInterfaces(now, node.IdleInterfaces)
+	}, settleTime, 200*time.Millisecond, "%s: simulator interfaces after Close %v (error %v), before any connection %v",
+		node.Name, now, err, node.IdleInterfaces)
+}
+
+func sameInterfaces(a, b []domain.SimInterface) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// requireEventuallyUnregistered waits until the registry no longer lists name.
+func requireEventuallyUnregistered(ctx context.Context, t *testing.T, d *domain.Domain, name string) {
+	t.Helper()
+	var records []domain.EndpointRecord
+	var err error
+	require.Eventually(t, func() bool {
+		records, err = d.Endpoints(ctx)
+		if err != nil {
+			return false
+		}
+		for _, r := range records {
+			if r.Name == name {
+				return false
+			}
+		}
+		return true
+	}, settleTime, 200*time.Millisecond, "%s is still registered (%v): %v", name, err, records)
+}

@@ -1,0 +1,4 @@
+// Package e2e holds the end-to-end scenarios: a whole NSM domain in network
+// namespaces with real SPIRE, the sdk's control plane and the unmodified
+// forwarder-vpp binary on the VPP simulator. See docs/e2e.md.
+package e2e

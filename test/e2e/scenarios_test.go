@@ -1,0 +1,133 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/common"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+)
+
+const (
+	service      = "icmp-responder"
+	clientIfname = "nsm-1"
+	endpointCIDR = "172.16.100.0/24"
+	scenarioTime = 4 * time.Minute
+)
+
+// Kernel to kernel on one node, the forwarder wiring both pods with taps
+// that the simulator owns.
+func TestLocalKernelToKernelOverTap(t *testing.T) {
+	runScenario(t, scenario{tag: "tap", kernelType: "tap", nodes: 1, clientNode: 0, endpointNode: 0})
+}
+
+// Kernel to kernel on one node over veth pairs whose node-side ends the
+// simulator drives as af-packet interfaces.
+func TestLocalKernelToKernelOverVeth(t *testing.T) {
+	runScenario(t, scenario{tag: "veth", kernelType: "veth", nodes: 1, clientNode: 0, endpointNode: 0})
+}
+
+// Client on node1, endpoint on node2: kernel, then VXLAN between the nodes'
+// tunnel IPs, then kernel.
+func TestRemoteKernelVxlanKernel(t *testing.T) {
+	runScenario(t, scenario{tag: "vxlan", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1})
+}
+
+type scenario struct {
+	tag                      string
+	kernelType               string
+	nodes                    int
+	clientNode, endpointNode int
+}
+
+func runScenario(t *testing.T, sc scenario) {
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	d := startDomain(ctx, t, sc)
+
+	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR)
+	require.NoError(t, err)
+	client, err := d.Connect(ctx, d.Nodes[sc.clientNode], "nsc", fmt.Sprintf("kernel://%s/%s", service, clientIfname))
+	require.NoError(t, err)
+	require.Len(t, client.Connections, 1)
+	conn := client.Connections[0]
+	require.Equal(t, clientIfname, conn.GetMechanism().GetParameters()[common.InterfaceNameKey])
+	ipContext := conn.GetContext().GetIpContext()
+	require.NotEmpty(t, ipContext.GetSrcIpAddrs(), "the endpoint's IPAM gave the client no address")
+	require.NotEmpty(t, ipContext.GetDstIpAddrs(), "the endpoint's IPAM gave itself no address")
+
+	clientState, err := topology.Inspect(client.Pod.Netns)
+	require.NoError(t, err)
+	requireKernelMatches(t, "client pod", clientState, clientIfname, ipContext.GetSrcIpAddrs(), clientRoutes(ipContext))
+	nseState, err := topology.Inspect(nse.Pod.Netns)
+	require.NoError(t, err)
+	nseIfname := onlyNonLoopback(t, "endpoint pod", nseState)
+	requireKernelMatches(t, "endpoint pod", nseState, nseIfname, ipContext.GetDstIpAddrs(), endpointRoutes(ipContext))
+
+	for _, dst := range ipContext.GetDstIpAddrs() {
+		requirePing(ctx, t, client.Pod.Netns, clientIfname, dst)
+	}
+	for _, src := range ipContext.GetSrcIpAddrs() {
+		requirePing(ctx, t, nse.Pod.Netns, nseIfname, src)
+	}
+
+	require.NoError(t, client.Close(), "the client's Close failed:\n%s", client.Proc.LogTail(20))
+	requireEventuallyEmpty(t, "client pod", client.Pod.Netns)
+	requireEventuallyEmpty(t, "endpoint pod", nse.Pod.Netns)
+	for _, node := range d.Nodes {
+		requireSimulatorClean(ctx, t, d, node)
+	}
+	require.NoError(t, nse.Close())
+	requireEventuallyUnregistered(ctx, t, d, nse.Name)
+}
+
+// startDomain brings a domain up for one scenario and tears it down at the
+// end, printing diagnostics first if the scenario failed.
+func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain {
+	workDir, err := os.MkdirTemp("", "e2e-")
+	require.NoError(t, err)
+	d, err := domain.Start(ctx, domain.Config{
+		Binaries:            binaries,
+		SpireBinDir:         filepath.Join(repoRoot, ".cache", "bin"),
+		WorkDir:             workDir,
+		NetnsPrefix:         topology.RunPrefix(netnsBase) + sc.tag + "-",
+		Nodes:               sc.nodes,
+		KernelInterfaceType: sc.kernelType,
+		LogLevel:            "DEBUG",
+	})
+	if err != nil {
+		t.Fatalf("domain did not come up (logs kept in %s): %v", workDir, err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs kept in %s\n%s", workDir, d.Diagnostics())
+		}
+		if closeErr := d.Close(); closeErr != nil {
+			t.Errorf("tear-down left something behind or a program did not stop cleanly (logs in %s): %v", workDir, closeErr)
+		}
+		if !t.Failed() {
+			_ = os.RemoveAll(workDir)
+		}
+	})
+	return d
+}
+
+func requirePing(ctx context.Context, t *testing.T, netns, ifname, cidr string) {
+	t.Helper()
+	dst := addrOf(t, cidr)
+	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", netns,
+		"ping", "-c", "3", "-i", "0.2", "-W", "2", "-I", ifname, dst).CombinedOutput()
+	require.NoError(t, err, "ping %s from %s via %s:\n%s", dst, netns, ifname, out)
+}
