@@ -1,0 +1,90 @@
+// Command e2e-demo is what `make demo` runs (through scripts/demo.sh): it
+// brings a two-node NSM domain up in network namespaces with real SPIRE and
+// the forwarder-vpp binary on the VPP simulator, connects one client on the
+// endpoint's node (kernel to kernel) and one on the other node (kernel, VXLAN,
+// kernel), pings through both, prints what was created where with timings,
+// and tears everything down, also when interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+)
+
+const netnsBase = "demo"
+
+func main() {
+	repo := flag.String("repo", ".", "root of the forwarder-vpp checkout")
+	kernelType := flag.String("kernel-interface-type", "auto", "forwarders' NSM_KERNEL_INTERFACE_TYPE: auto, tap or veth")
+	flag.Parse()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer cancel()
+	if err := run(ctx, *repo, *kernelType); err != nil {
+		fmt.Fprintln(os.Stderr, "\ndemo failed:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, repo, kernelType string) (err error) {
+	root, err := filepath.Abs(repo)
+	if err != nil {
+		return err
+	}
+	if err = topology.SweepStale(netnsBase); err != nil {
+		return err
+	}
+	out := newReport(os.Stdout)
+	start := time.Now()
+	bins, err := domain.Build(ctx, root, filepath.Join(root, ".cache", "e2e", "bin"))
+	if err != nil {
+		return err
+	}
+	out.timing("build harness, forwarder and simulator", time.Since(start))
+
+	workDir, err := os.MkdirTemp("", "demo-")
+	if err != nil {
+		return err
+	}
+	d, err := domain.Start(ctx, domain.Config{
+		Binaries:            bins,
+		SpireBinDir:         filepath.Join(root, ".cache", "bin"),
+		WorkDir:             workDir,
+		NetnsPrefix:         topology.RunPrefix(netnsBase),
+		Nodes:               2,
+		KernelInterfaceType: kernelType,
+	})
+	if err != nil {
+		return fmt.Errorf("bring-up failed (logs in %s): %w", workDir, err)
+	}
+	defer func() {
+		teardownStart := time.Now()
+		closeErr := d.Close()
+		left, listErr := topology.Namespaces(topology.RunPrefix(netnsBase))
+		out.section("teardown")
+		out.timing("stop every process, delete every namespace", time.Since(teardownStart))
+		switch {
+		case closeErr != nil || listErr != nil || len(left) > 0:
+			err = errors.Join(err, closeErr, listErr, fmt.Errorf("namespaces left: %v (logs in %s)", left, workDir))
+		case err != nil:
+			fmt.Printf("  logs kept in %s\n", workDir)
+		default:
+			_ = os.RemoveAll(workDir)
+			fmt.Println("  nothing left behind: no namespaces, no processes")
+		}
+	}()
+	out.section("bring-up")
+	for _, step := range d.Timings {
+		out.timing(step.Step, step.Duration)
+	}
+	return connectAndPing(ctx, d, out)
+}
