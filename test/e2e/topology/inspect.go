@@ -82,9 +82,21 @@ func Inspect(netnsName string) (*State, error) {
 		sort.Strings(link.Addrs)
 		state.Links = append(state.Links, link)
 	}
-	routes, err := handle.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: unix.RT_TABLE_UNSPEC}, netlink.RT_FILTER_TABLE)
-	if err != nil {
-		return nil, err
+	// Only unicast families: the multicast-routing families (RTNL_FAMILY_IPMR
+	// and IP6MR) carry default rules of their own that nobody installs.
+	var routes []netlink.Route
+	var rules []netlink.Rule
+	for _, family := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
+		familyRoutes, routeErr := handle.RouteListFiltered(family, &netlink.Route{Table: unix.RT_TABLE_UNSPEC}, netlink.RT_FILTER_TABLE)
+		if routeErr != nil {
+			return nil, routeErr
+		}
+		routes = append(routes, familyRoutes...)
+		familyRules, ruleErr := handle.RuleList(family)
+		if ruleErr != nil {
+			return nil, ruleErr
+		}
+		rules = append(rules, familyRules...)
 	}
 	for _, r := range routes {
 		if r.Protocol == unix.RTPROT_KERNEL || r.Table == unix.RT_TABLE_LOCAL || r.Type == unix.RTN_MULTICAST {
@@ -98,10 +110,6 @@ func Inspect(netnsName string) (*State, error) {
 			route.Gw = r.Gw.String()
 		}
 		state.Routes = append(state.Routes, route)
-	}
-	rules, err := handle.RuleList(netlink.FAMILY_ALL)
-	if err != nil {
-		return nil, err
 	}
 	for _, r := range rules {
 		if isDefaultRule(r) {

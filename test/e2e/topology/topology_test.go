@@ -1,0 +1,91 @@
+package topology_test
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+)
+
+func requireRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create network namespaces")
+	}
+}
+
+func TestNodesReachEachOtherAndCloseLeavesNothing(t *testing.T) {
+	requireRoot(t)
+	prefix := topology.RunPrefix("e2e") + "topo-"
+	topo, err := topology.New(prefix, 2)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = topo.Close() })
+
+	pod, err := topo.AddPod(topo.Nodes[0], "pod")
+	require.NoError(t, err)
+	names, err := topology.Namespaces(prefix)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{topo.Fabric(), topo.Nodes[0].Netns, topo.Nodes[1].Netns, pod.Netns}, names)
+
+	out, err := exec.Command("ip", "netns", "exec", topo.Nodes[0].Netns,
+		"ping", "-c", "1", "-W", "2", topo.Nodes[1].IP.Addr().String()).CombinedOutput()
+	require.NoError(t, err, "node1 cannot reach node2 over the fabric:\n%s", out)
+
+	state, err := topology.Inspect(pod.Netns)
+	require.NoError(t, err)
+	require.Len(t, state.Links, 1)
+	require.Equal(t, "lo", state.Links[0].Name)
+	require.True(t, state.Links[0].Up)
+	require.Empty(t, state.Routes)
+	require.Empty(t, state.Rules)
+
+	nodeState, err := topology.Inspect(topo.Nodes[1].Netns)
+	require.NoError(t, err)
+	uplink, ok := nodeState.Link("eth0")
+	require.True(t, ok, "node2 has no uplink:\n%s", nodeState)
+	require.Equal(t, []string{topo.Nodes[1].IP.String()}, uplink.Addrs)
+
+	require.NoError(t, topo.Close())
+	names, err = topology.Namespaces(prefix)
+	require.NoError(t, err)
+	require.Empty(t, names)
+}
+
+func TestInspectSeesRoutesAndRules(t *testing.T) {
+	requireRoot(t)
+	prefix := topology.RunPrefix("e2e") + "insp-"
+	topo, err := topology.New(prefix, 1)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = topo.Close() })
+	netns := topo.Nodes[0].Netns
+	for _, args := range [][]string{
+		{"route", "add", "10.99.0.0/24", "via", topo.Nodes[0].IP.Addr().Next().String(), "dev", "eth0", "table", "300"},
+		{"rule", "add", "from", "10.98.0.0/24", "lookup", "300", "priority", "1000"},
+	} {
+		out, cmdErr := exec.Command("ip", append([]string{"-n", netns}, args...)...).CombinedOutput()
+		require.NoError(t, cmdErr, "%s", out)
+	}
+	state, err := topology.Inspect(netns)
+	require.NoError(t, err)
+	require.Equal(t, []topology.Route{{Table: 300, Dst: "10.99.0.0/24", Gw: topo.Nodes[0].IP.Addr().Next().String(), Link: "eth0", Protocol: 3}}, state.Routes)
+	require.Equal(t, []topology.Rule{{Priority: 1000, Src: "10.98.0.0/24", Table: 300}}, state.Rules)
+}
+
+func TestSweepStaleDeletesOnlyDeadRuns(t *testing.T) {
+	requireRoot(t)
+	// A pid far above any real one stands for a run that is over.
+	dead := "e2e-2147480000-sweep"
+	alive := topology.RunPrefix("e2e") + "sweep"
+	for _, name := range []string{dead, alive} {
+		out, err := exec.Command("ip", "netns", "add", name).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "delete", name).Run() })
+	}
+	require.NoError(t, topology.SweepStale("e2e"))
+	names, err := topology.Namespaces("e2e-")
+	require.NoError(t, err)
+	require.NotContains(t, names, dead)
+	require.Contains(t, names, alive)
+}
