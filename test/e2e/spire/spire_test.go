@@ -1,0 +1,53 @@
+package spire_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/spiffe/go-spiffe/v2/workloadapi"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/spire"
+)
+
+// The test binary registers itself as a workload on two nodes and must get
+// its SVID from each node's agent: join-token attestation, the unix path
+// selector and the workload API all real.
+func TestWorkloadGetsItsOwnSVIDFromEachNodeAgent(t *testing.T) {
+	binDir, err := filepath.Abs("../../../.cache/bin")
+	require.NoError(t, err)
+	if _, statErr := os.Stat(filepath.Join(binDir, "spire-server")); statErr != nil {
+		t.Skip("SPIRE is not installed: run scripts/install-tools.sh")
+	}
+	self, err := os.Executable()
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := spire.Start(ctx, spire.Options{
+		BinDir:    binDir,
+		Dir:       t.TempDir(),
+		Nodes:     []string{"node1", "node2"},
+		Workloads: []spire.Workload{{Name: "self", Binary: self}},
+	})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+
+	for _, node := range []string{"node1", "node2"} {
+		// Like the harness programs, wait for the agent to mint the SVID
+		// after its first sync.
+		fetchCtx, cancelFetch := context.WithTimeout(ctx, 30*time.Second)
+		source, sourceErr := workloadapi.NewX509Source(fetchCtx,
+			workloadapi.WithClientOptions(workloadapi.WithAddr(s.SocketURL(node))))
+		cancelFetch()
+		require.NoError(t, sourceErr, "no SVID from %s's agent", node)
+		svid, fetchErr := source.GetX509SVID()
+		require.NoError(t, fetchErr)
+		require.NoError(t, source.Close())
+		require.Equal(t, s.ID("self"), svid.ID.String())
+		require.True(t, svid.Certificates[0].NotAfter.After(time.Now().Add(30*time.Minute)))
+	}
+}
