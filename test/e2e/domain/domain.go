@@ -164,17 +164,26 @@ func (d *Domain) startRegistry(ctx context.Context) (err error) {
 	return waitForFile(ctx, d.Registry, d.registrySocket())
 }
 
-func (d *Domain) startNode(ctx context.Context, node *Node) (err error) {
+func (d *Domain) startNode(ctx context.Context, node *Node) error {
 	dir := filepath.Join(d.cfg.WorkDir, node.Name)
-	if err = os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	node.APISocket = filepath.Join(dir, "vpp-api.sock")
 	node.StateSocket = filepath.Join(dir, "vppsim-state.sock")
 	node.NsmgrSocket = filepath.Join(dir, "nsmgr.sock")
 	node.ForwarderName = "forwarder-" + node.Name
-	spiffeSocket := "SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name)
+	for _, start := range []func(context.Context, *Node, string) error{d.startSimulator, d.startNsmgr, d.startForwarder} {
+		if err := start(ctx, node, dir); err != nil {
+			return err
+		}
+	}
+	var err error
+	node.IdleInterfaces, err = d.SimulatorInterfaces(ctx, node)
+	return err
+}
 
+func (d *Domain) startSimulator(ctx context.Context, node *Node, dir string) (err error) {
 	node.Simulator, err = process.Start(process.Spec{
 		Name:    "vppsim-" + node.Name,
 		Netns:   node.Netns,
@@ -185,15 +194,16 @@ func (d *Domain) startNode(ctx context.Context, node *Node) (err error) {
 	if err != nil {
 		return err
 	}
-	if err = waitForFile(ctx, node.Simulator, node.APISocket); err != nil {
-		return err
-	}
+	return waitForFile(ctx, node.Simulator, node.APISocket)
+}
+
+func (d *Domain) startNsmgr(ctx context.Context, node *Node, dir string) (err error) {
 	node.Nsmgr, err = process.Start(process.Spec{
 		Name:   "nsmgr-" + node.Name,
 		Netns:  node.Netns,
 		Binary: d.cfg.Binaries.Nsmgr,
 		Env: []string{
-			spiffeSocket,
+			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
 			"NSM_NAME=nsmgr-" + node.Name,
 			"NSM_LISTEN_ON=unix://" + node.NsmgrSocket + "," +
 				fmt.Sprintf("tcp://%s", netip.AddrPortFrom(node.IP.Addr(), nsmgrPort)),
@@ -205,15 +215,20 @@ func (d *Domain) startNode(ctx context.Context, node *Node) (err error) {
 	if err != nil {
 		return err
 	}
-	if err = waitForFile(ctx, node.Nsmgr, node.NsmgrSocket); err != nil {
-		return err
-	}
+	return waitForFile(ctx, node.Nsmgr, node.NsmgrSocket)
+}
+
+// startForwarder runs the forwarder exactly as a deployment configures the
+// stock one, and waits until it has registered itself.
+func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (err error) {
 	node.Forwarder, err = process.Start(process.Spec{
 		Name:   node.ForwarderName,
 		Netns:  node.Netns,
 		Binary: d.cfg.Binaries.Forwarder,
 		Env: []string{
-			spiffeSocket,
+			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
+			"NODE_NAME=" + node.Name,
+			"POD_NAME=" + node.ForwarderName,
 			"NSM_NAME=" + node.ForwarderName,
 			"NSM_LISTEN_ON=unix://" + filepath.Join(dir, "forwarder.sock"),
 			"NSM_CONNECT_TO=unix://" + node.NsmgrSocket,
@@ -228,11 +243,7 @@ func (d *Domain) startNode(ctx context.Context, node *Node) (err error) {
 	if err != nil {
 		return err
 	}
-	if err = d.waitRegistered(ctx, node.Forwarder, node.ForwarderName); err != nil {
-		return err
-	}
-	node.IdleInterfaces, err = d.SimulatorInterfaces(ctx, node)
-	return err
+	return d.waitRegistered(ctx, node.Forwarder, node.ForwarderName)
 }
 
 // waitForFile waits for a socket or file that p creates once it is serving.

@@ -57,6 +57,8 @@ func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, c
 		Binary: d.cfg.Binaries.Endpoint,
 		Env: []string{
 			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
+			"NODE_NAME=" + node.Name,
+			"POD_NAME=" + name,
 			"NSM_NAME=" + name,
 			"NSM_CONNECT_TO=unix://" + node.NsmgrSocket,
 			"NSM_LISTEN_ON=unix://" + filepath.Join(dir, "nse.sock"),
@@ -105,6 +107,8 @@ func (d *Domain) Connect(ctx context.Context, node *Node, name string, services 
 		Binary: d.cfg.Binaries.Client,
 		Env: []string{
 			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
+			"NODE_NAME=" + node.Name,
+			"POD_NAME=" + name,
 			"NSM_NAME=" + name,
 			"NSM_CONNECT_TO=unix://" + node.NsmgrSocket,
 			"NSM_NETWORK_SERVICES=" + strings.Join(services, ","),

@@ -91,14 +91,15 @@ func run() error {
 			sendfd.NewServer(),
 		),
 	)
-	server := grpc.NewServer(nsmgrpc.ServerOptions(source)...)
-	responder.Register(server)
-	errCh := nsmgrpc.Serve(ctx, server, cfg.ListenOn)
-
-	// The registration outlives ctx so that it can still be withdrawn after
-	// the shutdown signal.
+	// The server and the registration outlive the shutdown signal: the
+	// registration is withdrawn first, and withdrawing it passes the listening
+	// socket's inode, so the socket must still exist.
 	registrationCtx, cancelRegistration := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRegistration()
+	server := grpc.NewServer(nsmgrpc.ServerOptions(source)...)
+	responder.Register(server)
+	errCh := nsmgrpc.Serve(registrationCtx, server, cfg.ListenOn)
+
 	nse, unregister, err := register(registrationCtx, &cfg, nsmgrpc.DialOptions(source, generate))
 	if err != nil {
 		return err
