@@ -263,9 +263,9 @@ func TestDockerignoreKeepsTheModule(t *testing.T) {
 
 func TestParseDockerfileRejectsWhatItCannotRead(t *testing.T) {
 	for name, text := range map[string]string{
-		"no FROM":              "RUN true\n",
+		"no FROM":               "RUN true\n",
 		"dangling continuation": "FROM scratch\nRUN true \\\n",
-		"odd FROM":             "FROM a b c d\n",
+		"odd FROM":              "FROM a b c d\n",
 	} {
 		_, err := parseDockerfile(text)
 		require.Error(t, err, name)
