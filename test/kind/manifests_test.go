@@ -79,7 +79,7 @@ func TestDaemonSetReplacesStockForwarder(t *testing.T) {
 
 	spec := ds.Spec.Template.Spec
 	require.False(t, spec.HostNetwork, "VPP takes the pod's eth0 as uplink; on the host network it would take the node's")
-	require.True(t, spec.HostPID, "client network namespaces are reached through host PIDs")
+	require.True(t, spec.HostPID, "the namespace monitor looks for client pods among the node's processes")
 	require.NotNil(t, spec.TerminationGracePeriodSeconds)
 	require.GreaterOrEqual(t, *spec.TerminationGracePeriodSeconds, 15, "SIGTERM closes live connections; give it time")
 
