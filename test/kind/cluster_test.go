@@ -21,7 +21,8 @@ const commandTimeout = 10 * time.Minute
 // e2eRequirements returns every reason the end-to-end test cannot run here, or "" when it can.
 func e2eRequirements() string {
 	var missing []string
-	for _, tool := range []string{"docker", "kind", "kubectl"} {
+	// git: kubectl's kustomize fetches the stock remote bases with it.
+	for _, tool := range []string{"docker", "kind", "kubectl", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool+" is not on PATH")
 		}

@@ -32,7 +32,7 @@ const (
 //	go test -v -count=1 -timeout 60m -run TestKindE2E ./test/kind/
 func TestKindE2E(t *testing.T) {
 	if reason := e2eRequirements(); reason != "" {
-		t.Skipf("the kind e2e test needs Docker, kind and kubectl: %s", reason)
+		t.Skipf("the kind e2e test needs Docker, kind, kubectl and git: %s", reason)
 	}
 	if deadline, ok := t.Deadline(); ok && time.Until(deadline) < e2eBudget {
 		t.Skipf("go test -timeout leaves %s; the kind e2e test needs %s: run it alone with -timeout 60m",
@@ -83,7 +83,8 @@ func installSPIRE(c *cluster) {
 // installNSM applies deployments/overlays/nsm-basic with the forwarder image swapped for the one under test.
 func installNSM(c *cluster, image string) {
 	c.t.Helper()
-	rendered := []byte(c.mustKubectl("kustomize", deploymentsDir(c.t, "overlays", "nsm-basic")))
+	// run trims the output; the newline restores the end of the last line so the image line matches anywhere.
+	rendered := []byte(c.mustKubectl("kustomize", deploymentsDir(c.t, "overlays", "nsm-basic")) + "\n")
 	baseImage := []byte("image: " + baseForwarderContainer(c.t).Image + "\n")
 	require.Equal(c.t, 1, bytes.Count(rendered, baseImage), "the rendered overlay must hold the forwarder image once")
 	c.apply(bytes.Replace(rendered, baseImage, []byte("image: "+image+"\n"), 1))
