@@ -255,18 +255,24 @@ func (c *cluster) restartForwarder(node string) {
 	})
 }
 
-// vppInterfaces lists the names of VPP's interfaces: the first column of `show interface` rows.
+// vppInterfaces lists the names of the interfaces of the forwarder's VPP.
 func (c *cluster) vppInterfaces(forwarderPod string) ([]string, error) {
 	out, err := c.vppctl(forwarderPod, "show", "interface")
 	if err != nil {
 		return nil, err
 	}
+	return vppInterfaceNames(out), nil
+}
+
+// vppInterfaceNames reads the first column of `show interface` rows; the header and the counter
+// continuation lines are indented.
+func vppInterfaceNames(showInterface string) []string {
 	var names []string
-	for _, line := range strings.Split(out, "\n") {
+	for _, line := range strings.Split(showInterface, "\n") {
 		if line != "" && line[0] != ' ' && line[0] != '\t' {
 			names = append(names, strings.Fields(line)[0])
 		}
 	}
 	slices.Sort(names)
-	return names, nil
+	return names
 }
