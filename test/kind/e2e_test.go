@@ -24,6 +24,8 @@ const (
 	builtImage   = "forwarder-vpp:kind-e2e"
 	stockRawURL  = "https://raw.githubusercontent.com/networkservicemesh/deployments-k8s/"
 	clientTarget = "pod/client"
+	// clientContainer is the scenario's own container in the client pod; NSM injects others next to it.
+	clientContainer = "nettools"
 )
 
 // TestKindE2E runs the scenarios of testdata/scenarios against NSM basic with this forwarder in a kind
@@ -124,11 +126,11 @@ func runScenario(c *cluster, s *scenario) {
 
 	if len(s.policies) > 0 {
 		tables := c.requirePolicyRoutes(s)
-		rules := c.mustKubectl("exec", "-n", ns, clientTarget, "-c", "nettools", "--", "ip", "rule", "show")
+		rules := c.mustKubectl("exec", "-n", ns, clientTarget, "-c", clientContainer, "--", "ip", "rule", "show")
 		c.restartForwarder(s.clientNode)
 		c.requireConnected(s)
 		require.Equal(c.t, tables, c.requirePolicyRoutes(s), "a forwarder restart must not move policies to other tables")
-		require.Equal(c.t, rules, c.mustKubectl("exec", "-n", ns, clientTarget, "-c", "nettools", "--", "ip", "rule", "show"),
+		require.Equal(c.t, rules, c.mustKubectl("exec", "-n", ns, clientTarget, "-c", clientContainer, "--", "ip", "rule", "show"),
 			"a forwarder restart with intact kernel state must leave the rules as they were")
 	}
 
@@ -166,7 +168,7 @@ func (c *cluster) requireConnected(s *scenario) {
 		clientAddrs = append(clientAddrs, netip.MustParsePrefix(p.From).Addr().String())
 	}
 	c.eventually(2*time.Minute, "client addresses on nsm-1", func() error {
-		out, err := c.kubectl("exec", "-n", ns, clientTarget, "-c", "nettools", "--", "ip", "addr", "show", "dev", "nsm-1")
+		out, err := c.kubectl("exec", "-n", ns, clientTarget, "-c", clientContainer, "--", "ip", "addr", "show", "dev", "nsm-1")
 		if err != nil {
 			return err
 		}
@@ -178,7 +180,7 @@ func (c *cluster) requireConnected(s *scenario) {
 		return nil
 	})
 	c.eventually(2*time.Minute, "client pings endpoint", func() error {
-		_, err := c.kubectl("exec", "-n", ns, clientTarget, "-c", "nettools", "--", "ping", "-c", "4", "-W", "2", s.nseAddr)
+		_, err := c.kubectl("exec", "-n", ns, clientTarget, "-c", clientContainer, "--", "ping", "-c", "4", "-W", "2", s.nseAddr)
 		return err
 	})
 	c.eventually(time.Minute, "endpoint pings client", func() error {
@@ -216,7 +218,7 @@ func (c *cluster) requirePolicyRoutes(s *scenario) []int {
 	var tables []int
 	for _, p := range s.policies {
 		destination := netip.MustParsePrefix(p.Routes[0].Prefix).Addr().Next()
-		args := []string{"exec", "-n", s.namespace(), clientTarget, "-c", "nettools", "--", "ip", "route", "get",
+		args := []string{"exec", "-n", s.namespace(), clientTarget, "-c", clientContainer, "--", "ip", "route", "get",
 			destination.String(), "from", netip.MustParsePrefix(p.From).Addr().String(), "ipproto", ipProto[p.Proto]}
 		if p.DstPort != "" {
 			args = append(args, "dport", p.DstPort)

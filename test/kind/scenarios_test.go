@@ -68,7 +68,9 @@ func renderScenario(t *testing.T, kubectl string, s *scenario) renderedScenario 
 	docs, err := splitDocuments(s.name, out)
 	require.NoError(t, err)
 	var r renderedScenario
+	kinds := map[string]int{}
 	for _, doc := range docs {
+		kinds[doc.Kind]++
 		switch doc.Kind {
 		case "Deployment":
 			require.NoError(t, doc.decodeStrict(&r.nse))
@@ -77,12 +79,15 @@ func renderScenario(t *testing.T, kubectl string, s *scenario) renderedScenario 
 		case "ConfigMap":
 			var cm configMap
 			require.NoError(t, doc.decodeStrict(&cm))
-			policyDocs, err := splitPolicies(cm.Data["config.yaml"])
+			policies, err := parsePolicies(cm.Data["config.yaml"])
 			require.NoError(t, err, "%s: policies", s.name)
-			r.policies = policyDocs
+			r.policies = policies
 		default:
 			r.others = append(r.others, doc.Kind)
 		}
+	}
+	for kind, count := range kinds {
+		require.Equal(t, 1, count, "%s: the checks know one %s per scenario", s.name, kind)
 	}
 	return r
 }
@@ -101,6 +106,15 @@ func TestScenarioManifestsMatchTheirChecks(t *testing.T) {
 			require.Equal(t, []string{"Namespace"}, r.others)
 			require.Equal(t, s.namespace(), r.nse.Metadata.Namespace)
 			require.Equal(t, s.namespace(), r.client.Metadata.Namespace)
+
+			// The names the e2e test reaches the pods by.
+			require.Equal(t, "client", r.client.Metadata.Name)
+			require.Equal(t, "client", r.client.Metadata.Labels["app"])
+			require.Len(t, r.client.Spec.Containers, 1)
+			require.Equal(t, clientContainer, r.client.Spec.Containers[0].Name)
+			require.Equal(t, "nse", r.nse.Metadata.Name)
+			require.Equal(t, map[string]string{"app": "nse"}, r.nse.Spec.Selector.MatchLabels)
+			require.Equal(t, "nse", r.nse.Spec.Template.Metadata.Labels["app"])
 
 			require.Equal(t, "kernel://"+s.service()+"/nsm-1", r.client.Metadata.Annotations["networkservicemesh.io"])
 			require.Len(t, r.nse.Spec.Template.Spec.Containers, 1)
@@ -157,7 +171,7 @@ func requireValidPolicies(t *testing.T, policies []policyRoute, link netip.Prefi
 	}
 }
 
-func splitPolicies(text string) ([]policyRoute, error) {
+func parsePolicies(text string) ([]policyRoute, error) {
 	decoder := yaml.NewDecoder(strings.NewReader(text))
 	decoder.KnownFields(true)
 	var policies []policyRoute
