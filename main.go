@@ -70,7 +70,7 @@ func run() int {
 	ctx, abort := context.WithCancelCause(ctx)
 	ctx = withLogger(ctx, cfg)
 	logger := log.FromContext(ctx)
-	logger.Infof("configuration: %+v", *cfg)
+	logger.Infof("configuration: %s", cfg)
 
 	var phases lifecycle.Lifecycle
 	failure := start(ctx, abort, cfg, &phases)
@@ -79,7 +79,8 @@ func run() int {
 		failure = context.Cause(ctx)
 	}
 	phases.Stop(ctx)
-	if failure != nil && !errors.Is(failure, context.Canceled) {
+	// A signal cancels ctx with context.Canceled as its cause; every other cause is a failure.
+	if signalled := errors.Is(context.Cause(ctx), context.Canceled); failure != nil && !signalled {
 		logger.Errorf("forwarder-vpp stopped: %v", failure)
 		return exitCodeFailure
 	}
@@ -108,7 +109,7 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 		}},
 		{"connect to VPP", func() (err error) {
 			vppCtx, stopVPP := context.WithCancel(context.WithoutCancel(ctx))
-			if vpp, err = vppconn.Connect(vppCtx, cfg.VppAPISocket); err != nil {
+			if vpp, err = vppconn.Connect(ctx, cfg.VppAPISocket, vppconn.WithLifetime(vppCtx)); err != nil {
 				stopVPP()
 				return err
 			}

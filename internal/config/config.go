@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"reflect"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -110,4 +112,61 @@ func rewrite(err error) error {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// Variables returns the name of every variable, in declaration order.
+func Variables() []string {
+	var names []string
+	configType := reflect.TypeOf(Config{})
+	for i := range configType.NumField() {
+		field := configType.Field(i)
+		if field.Tag.Get("ignored") == "true" {
+			continue
+		}
+		names = append(names, variableName(field))
+	}
+	return names
+}
+
+// variableName spells a field's variable as envconfig does with split_words.
+func variableName(field reflect.StructField) string {
+	name := field.Name
+	if field.Tag.Get("split_words") == "true" {
+		var words []string
+		for _, word := range gatherWords.FindAllString(name, -1) {
+			if parts := acronymWord.FindStringSubmatch(word); parts != nil {
+				words = append(words, parts[1], parts[2])
+				continue
+			}
+			words = append(words, word)
+		}
+		name = strings.Join(words, "_")
+	}
+	return strings.ToUpper(Prefix + "_" + name)
+}
+
+// gatherWords and acronymWord split words as envconfig does: VPPMinOperationTimeout gathers
+// VPPMin, Operation, Timeout, and the acronym VPP is then split from Min.
+var (
+	gatherWords = regexp.MustCompile("([^A-Z]+|[A-Z]+[^A-Z]+|[A-Z]+)")
+	acronymWord = regexp.MustCompile("([A-Z]+)([A-Z][^A-Z]+)")
+)
+
+// String lists every variable with its value, for the start-up log.
+func (c *Config) String() string {
+	value := reflect.ValueOf(c).Elem()
+	configType := value.Type()
+	var pairs []string
+	for i := range configType.NumField() {
+		field := configType.Field(i)
+		if field.Tag.Get("ignored") == "true" {
+			continue
+		}
+		fieldValue := value.Field(i).Interface()
+		if u, ok := fieldValue.(url.URL); ok {
+			fieldValue = u.String()
+		}
+		pairs = append(pairs, fmt.Sprintf("%s=%v", variableName(field), fieldValue))
+	}
+	return strings.Join(pairs, " ")
 }

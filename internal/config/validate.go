@@ -73,21 +73,21 @@ func checkGRPCURL(variable string, u *url.URL) error {
 	switch u.Scheme {
 	case "unix":
 		if u.Path == "" {
-			return &ValueError{Variable: variable, Value: u.String(), Reason: "a unix URL needs a socket path (unix:///path/to.sock)"}
+			return &ValueError{Variable: variable, Value: rawValue(variable, u.String()), Reason: "a unix URL needs a socket path (unix:///path/to.sock)"}
 		}
 	case "tcp":
 		if _, _, err := net.SplitHostPort(u.Host); err != nil {
-			return &ValueError{Variable: variable, Value: u.String(), Reason: "a tcp URL needs host:port (tcp://10.0.0.1:5001)"}
+			return &ValueError{Variable: variable, Value: rawValue(variable, u.String()), Reason: "a tcp URL needs host:port (tcp://10.0.0.1:5001)"}
 		}
 	default:
-		return &ValueError{Variable: variable, Value: u.String(), Reason: "scheme must be unix or tcp"}
+		return &ValueError{Variable: variable, Value: rawValue(variable, u.String()), Reason: "scheme must be unix or tcp"}
 	}
 	return nil
 }
 
 func checkPositive(variable string, d time.Duration) error {
 	if d <= 0 {
-		return &ValueError{Variable: variable, Value: d.String(), Reason: "must be a positive duration"}
+		return &ValueError{Variable: variable, Value: rawValue(variable, d.String()), Reason: "must be a positive duration"}
 	}
 	return nil
 }
@@ -108,7 +108,7 @@ func (c *Config) checkLogLevel() error {
 
 func (c *Config) checkTunnelIP() error {
 	if c.TunnelIP != nil && (c.TunnelIP.IsUnspecified() || c.TunnelIP.IsMulticast()) {
-		return &ValueError{Variable: "NSM_TUNNEL_IP", Value: c.TunnelIP.String(), Reason: "must be a unicast address of this node"}
+		return &ValueError{Variable: "NSM_TUNNEL_IP", Value: rawValue("NSM_TUNNEL_IP", c.TunnelIP.String()), Reason: "must be a unicast address of this node"}
 	}
 	return nil
 }
@@ -166,4 +166,13 @@ func (c *Config) loadDeviceSelector() error {
 	}
 	c.VlanDomainToDevice = viaToDevice
 	return nil
+}
+
+// rawValue is the variable as the operator wrote it, or parsed when the default was used: an
+// error should quote what the operator typed.
+func rawValue(variable, parsed string) string {
+	if raw, ok := os.LookupEnv(variable); ok {
+		return raw
+	}
+	return parsed
 }

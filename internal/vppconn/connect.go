@@ -41,11 +41,14 @@ func (c *Connection) Close() {
 const retryInterval = 200 * time.Millisecond
 
 // Connect dials the VPP API socket at socket if it exists, else starts VPP when a vpp binary is
-// on PATH, else fails at once.
+// on PATH, else fails at once. Cancelling ctx abandons connecting.
 func Connect(ctx context.Context, socket string, opts ...Option) (*Connection, error) {
 	o := &options{dialTimeout: 10 * time.Second, startTimeout: time.Minute, vppBinary: "vpp"}
 	for _, opt := range opts {
 		opt(o)
+	}
+	if o.lifetime == nil {
+		o.lifetime = ctx
 	}
 	if _, err := os.Stat(socket); err == nil {
 		return dialExternal(ctx, socket, o.dialTimeout)
@@ -54,7 +57,7 @@ func Connect(ctx context.Context, socket string, opts ...Option) (*Connection, e
 	if lookErr != nil {
 		return nil, fmt.Errorf("no VPP API socket at %s and no %q binary on PATH to start one", socket, o.vppBinary)
 	}
-	return startLocal(ctx, binary, o.startTimeout)
+	return startLocal(ctx, o.lifetime, binary, o.startTimeout)
 }
 
 func dialExternal(ctx context.Context, socket string, timeout time.Duration) (*Connection, error) {
@@ -62,18 +65,46 @@ func dialExternal(ctx context.Context, socket string, timeout time.Duration) (*C
 	defer cancel()
 	var lastErr error
 	for {
-		adapter := socketclient.NewVppClient(socket)
-		adapter.SetConnectTimeout(boundedBy(dialCtx, timeout))
-		conn, err := core.Connect(adapter)
+		conn, err := connectOnce(dialCtx, socket, boundedBy(dialCtx, timeout))
 		if err == nil {
 			return &Connection{Connection: conn, External: true, Socket: socket, disconnect: conn.Disconnect}, nil
 		}
 		lastErr = err
 		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("connecting to VPP API socket %s: %w", socket, context.Cause(ctx))
 		case <-dialCtx.Done():
 			return nil, fmt.Errorf("VPP API socket %s exists but VPP did not answer within %s: %v", socket, timeout, lastErr)
 		case <-time.After(retryInterval):
 		}
+	}
+}
+
+// connectOnce makes one connection attempt. govpp's handshake does not watch a context and can
+// outlive its own timeout while reading message IDs, so the attempt runs aside: when ctx ends
+// first, the attempt is abandoned and its connection, if it ever comes, is closed.
+func connectOnce(ctx context.Context, socket string, timeout time.Duration) (*core.Connection, error) {
+	type result struct {
+		conn *core.Connection
+		err  error
+	}
+	results := make(chan result, 1)
+	go func() {
+		adapter := socketclient.NewVppClient(socket)
+		adapter.SetConnectTimeout(timeout)
+		conn, err := core.Connect(adapter)
+		results <- result{conn, err}
+	}()
+	select {
+	case r := <-results:
+		return r.conn, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-results; r.conn != nil {
+				r.conn.Disconnect()
+			}
+		}()
+		return nil, ctx.Err()
 	}
 }
 
@@ -87,8 +118,8 @@ func boundedBy(ctx context.Context, limit time.Duration) time.Duration {
 	return limit
 }
 
-func startLocal(ctx context.Context, binary string, timeout time.Duration) (*Connection, error) {
-	conn, exited := vpphelper.StartAndDialContext(ctx)
+func startLocal(ctx, lifetime context.Context, binary string, timeout time.Duration) (*Connection, error) {
+	conn, exited := vpphelper.StartAndDialContext(lifetime)
 	socket := vpphelper.DefaultRootDir + "/var/run/vpp/api.sock"
 	if conn == nil {
 		return nil, fmt.Errorf("starting %s failed: %v", binary, <-exited)

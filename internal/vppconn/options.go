@@ -1,8 +1,12 @@
 package vppconn
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 type options struct {
+	lifetime     context.Context
 	dialTimeout  time.Duration
 	startTimeout time.Duration
 	vppBinary    string
@@ -25,4 +29,11 @@ func WithStartTimeout(timeout time.Duration) Option {
 // WithVPPBinary names the executable looked up on PATH to start a local VPP (default "vpp").
 func WithVPPBinary(name string) Option {
 	return func(o *options) { o.vppBinary = name }
+}
+
+// WithLifetime sets the context that ends a VPP the forwarder starts (default: the context given
+// to Connect, which then bounds only the connecting). Shutdown needs VPP after start-up was
+// cancelled, to release what connections hold.
+func WithLifetime(ctx context.Context) Option {
+	return func(o *options) { o.lifetime = ctx }
 }
