@@ -31,12 +31,17 @@ func createTap(ctx context.Context, t *testing.T, conn api.Connection, ns *vppsi
 		HostMtuSize:      1400,
 	})
 	require.NoError(t, err)
-	_, err = interfaces.NewServiceClient(conn).SwInterfaceSetFlags(ctx, &interfaces.SwInterfaceSetFlags{
-		SwIfIndex: reply.SwIfIndex,
+	setUp(ctx, t, conn, reply.SwIfIndex)
+	return reply.SwIfIndex
+}
+
+func setUp(ctx context.Context, t *testing.T, conn api.Connection, idx interface_types.InterfaceIndex) {
+	t.Helper()
+	_, err := interfaces.NewServiceClient(conn).SwInterfaceSetFlags(ctx, &interfaces.SwInterfaceSetFlags{
+		SwIfIndex: idx,
 		Flags:     interface_types.IF_STATUS_API_FLAG_ADMIN_UP,
 	})
 	require.NoError(t, err)
-	return reply.SwIfIndex
 }
 
 func xconnect(ctx context.Context, t *testing.T, conn api.Connection, rx, tx interface_types.InterfaceIndex, enable bool) {

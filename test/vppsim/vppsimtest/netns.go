@@ -95,3 +95,34 @@ func (n *Netns) AddrAdd(t testing.TB, name, cidr string) {
 		return netlink.LinkSetUp(link)
 	})
 }
+
+// Veth creates a veth pair with one end in each namespace, addresses them (either address
+// may be empty) and brings both ends up.
+func Veth(t testing.TB, a *Netns, aName, aCIDR string, b *Netns, bName, bCIDR string) {
+	t.Helper()
+	a.MustDo(t, func() error {
+		peerNs, err := netns.GetFromName(b.Name)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = peerNs.Close() }()
+		veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: aName}, PeerName: bName, PeerNamespace: netlink.NsFd(int(peerNs))}
+		return netlink.LinkAdd(veth)
+	})
+	for _, end := range []struct {
+		ns         *Netns
+		name, cidr string
+	}{{a, aName, aCIDR}, {b, bName, bCIDR}} {
+		if end.cidr != "" {
+			end.ns.AddrAdd(t, end.name, end.cidr)
+			continue
+		}
+		end.ns.MustDo(t, func() error {
+			link, err := netlink.LinkByName(end.name)
+			if err != nil {
+				return err
+			}
+			return netlink.LinkSetUp(link)
+		})
+	}
+}
