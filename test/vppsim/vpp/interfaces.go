@@ -41,7 +41,8 @@ func (v *VPP) registerInterfaces() {
 
 func retval(code api.VPPApiError) int32 { return int32(code) }
 
-// addInterface allocates the next sw_if_index, as VPP does, and announces it.
+// addInterface allocates the next sw_if_index, as VPP does. Like VPP it announces no
+// event for a new interface: events come with admin/link changes and deletion.
 func (v *VPP) addInterface(kind state.Kind, name, devType string, mac net.HardwareAddr) *state.Interface {
 	i := &state.Interface{
 		SwIfIndex: v.state.NextSwIfIndex,
@@ -55,7 +56,6 @@ func (v *VPP) addInterface(kind state.Kind, name, devType string, mac net.Hardwa
 	}
 	v.state.NextSwIfIndex++
 	v.state.Interfaces[i.SwIfIndex] = i
-	v.emitInterfaceEvent(i, false)
 	return i
 }
 
