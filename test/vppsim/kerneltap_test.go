@@ -99,4 +99,3 @@ func TestSdkVppKerneltapAgainstSimulator(t *testing.T) {
 	_, ok = tapByHostName(sim.State(), "nsm-a")
 	require.False(t, ok)
 }
-
