@@ -14,6 +14,7 @@ import (
 	authmonitor "github.com/networkservicemesh/sdk/pkg/tools/monitorconnection/authorize"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
 )
 
 type options struct {
@@ -30,6 +31,7 @@ type options struct {
 	vxlanOptions            []vxlan.Option
 	kernelInterface         kernelif.Kind
 	clientAdditionalElement []networkservice.NetworkServiceClient
+	monitorRetryOptions     []monitorretry.Option
 }
 
 func defaultOptions() *options {
@@ -111,4 +113,10 @@ func WithKernelInterface(kind kernelif.Kind) Option {
 // WithClientAdditionalFunctionality appends elements to the onward client chain.
 func WithClientAdditionalFunctionality(elements ...networkservice.NetworkServiceClient) Option {
 	return func(o *options) { o.clientAdditionalElement = elements }
+}
+
+// WithMonitorRetryOptions tunes how long a broken upstream MonitorConnections stream is re-opened
+// before its connection is reported DOWN.
+func WithMonitorRetryOptions(retryOptions ...monitorretry.Option) Option {
+	return func(o *options) { o.monitorRetryOptions = retryOptions }
 }

@@ -51,6 +51,8 @@ import (
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/up"
 	vppxconnect "github.com/networkservicemesh/sdk-vpp/pkg/networkservice/xconnect"
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/xconnect/l2bridgedomain"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
 )
 
 // NewServer returns the forwarder endpoint. tunnelIP is the node's address for vxlan,
@@ -99,7 +101,8 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 }
 
 // newOnwardClient builds the client half of the cross-connect: the mechanism toward the next hop.
-// It never refreshes by itself: the incoming Request's refresh drives it.
+// It never refreshes by itself: the incoming Request's refresh drives it. Its dials carry the
+// monitorretry interceptor because sdk's monitor server relays next-hop events through them.
 func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.IP, o *options, ikev2KeyFile string, pinholeMutex *sync.Mutex) networkservice.NetworkServiceClient {
 	elements := []networkservice.NetworkServiceClient{
 		cleanup.NewClient(ctx, o.cleanupOptions...),
@@ -126,7 +129,7 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 	return client.NewClient(ctx,
 		client.WithoutRefresh(),
 		client.WithName(o.name),
-		client.WithDialOptions(o.dialOptions...),
+		client.WithDialOptions(append(o.dialOptions, monitorretry.DialOption(o.monitorRetryOptions...))...),
 		client.WithDialTimeout(o.dialTimeout),
 		client.WithAdditionalFunctionality(append(elements, o.clientAdditionalElement...)...),
 	)
