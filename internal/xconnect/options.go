@@ -13,6 +13,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/cleanup"
 	authmonitor "github.com/networkservicemesh/sdk/pkg/tools/monitorconnection/authorize"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/expiry"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
 )
@@ -32,6 +33,7 @@ type options struct {
 	kernelInterface         kernelif.Kind
 	clientAdditionalElement []networkservice.NetworkServiceClient
 	monitorRetryOptions     []monitorretry.Option
+	expiryOptions           []expiry.Option
 }
 
 func defaultOptions() *options {
@@ -119,4 +121,10 @@ func WithClientAdditionalFunctionality(elements ...networkservice.NetworkService
 // before its connection is reported DOWN.
 func WithMonitorRetryOptions(retryOptions ...monitorretry.Option) Option {
 	return func(o *options) { o.monitorRetryOptions = retryOptions }
+}
+
+// WithExpiryOptions tunes the release of connections that expire without a Close reaching the
+// data plane.
+func WithExpiryOptions(expiryOptions ...expiry.Option) Option {
+	return func(o *options) { o.expiryOptions = expiryOptions }
 }

@@ -3,10 +3,12 @@ package xconnect
 import (
 	"context"
 	"net"
+	"slices"
 	"sync"
 
 	"github.com/pkg/errors"
 	"go.fd.io/govpp/api"
+	"google.golang.org/grpc"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	ipsecapi "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/ipsec"
@@ -52,6 +54,7 @@ import (
 	vppxconnect "github.com/networkservicemesh/sdk-vpp/pkg/networkservice/xconnect"
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/xconnect/l2bridgedomain"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/expiry"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
 )
 
@@ -74,6 +77,8 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 		endpoint.WithAuthorizeServer(o.authorizeServer),
 		endpoint.WithAuthorizeMonitorConnectionServer(o.authorizeMonitorServer),
 		endpoint.WithAdditionalFunctionality(
+			// First behind authorize, so that it covers every element that holds resources.
+			expiry.NewServer(ctx, o.expiryOptions...),
 			recvfd.NewServer(),
 			sendfd.NewServer(),
 			discover.NewServer(nsClient, nseClient),
@@ -129,7 +134,7 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 	return client.NewClient(ctx,
 		client.WithoutRefresh(),
 		client.WithName(o.name),
-		client.WithDialOptions(append(o.dialOptions, monitorretry.DialOption(o.monitorRetryOptions...))...),
+		client.WithDialOptions(slices.Concat(o.dialOptions, []grpc.DialOption{monitorretry.DialOption(o.monitorRetryOptions...)})...),
 		client.WithDialTimeout(o.dialTimeout),
 		client.WithAdditionalFunctionality(append(elements, o.clientAdditionalElement...)...),
 	)
