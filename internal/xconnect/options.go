@@ -13,7 +13,9 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/cleanup"
 	authmonitor "github.com/networkservicemesh/sdk/pkg/tools/monitorconnection/authorize"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/expiry"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
 )
 
 type options struct {
@@ -30,6 +32,8 @@ type options struct {
 	vxlanOptions            []vxlan.Option
 	kernelInterface         kernelif.Kind
 	clientAdditionalElement []networkservice.NetworkServiceClient
+	monitorRetryOptions     []monitorretry.Option
+	expiryOptions           []expiry.Option
 }
 
 func defaultOptions() *options {
@@ -111,4 +115,16 @@ func WithKernelInterface(kind kernelif.Kind) Option {
 // WithClientAdditionalFunctionality appends elements to the onward client chain.
 func WithClientAdditionalFunctionality(elements ...networkservice.NetworkServiceClient) Option {
 	return func(o *options) { o.clientAdditionalElement = elements }
+}
+
+// WithMonitorRetryOptions tunes how long a broken upstream MonitorConnections stream is re-opened
+// before its connection is reported DOWN.
+func WithMonitorRetryOptions(retryOptions ...monitorretry.Option) Option {
+	return func(o *options) { o.monitorRetryOptions = retryOptions }
+}
+
+// WithExpiryOptions tunes the release of connections that expire without a Close reaching the
+// data plane.
+func WithExpiryOptions(expiryOptions ...expiry.Option) Option {
+	return func(o *options) { o.expiryOptions = expiryOptions }
 }

@@ -3,10 +3,12 @@ package xconnect
 import (
 	"context"
 	"net"
+	"slices"
 	"sync"
 
 	"github.com/pkg/errors"
 	"go.fd.io/govpp/api"
+	"google.golang.org/grpc"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	ipsecapi "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/ipsec"
@@ -51,6 +53,9 @@ import (
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/up"
 	vppxconnect "github.com/networkservicemesh/sdk-vpp/pkg/networkservice/xconnect"
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/xconnect/l2bridgedomain"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/expiry"
+	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
 )
 
 // NewServer returns the forwarder endpoint. tunnelIP is the node's address for vxlan,
@@ -72,6 +77,8 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 		endpoint.WithAuthorizeServer(o.authorizeServer),
 		endpoint.WithAuthorizeMonitorConnectionServer(o.authorizeMonitorServer),
 		endpoint.WithAdditionalFunctionality(
+			// First behind authorize, so that it covers every element that holds resources.
+			expiry.NewServer(ctx, o.expiryOptions...),
 			recvfd.NewServer(),
 			sendfd.NewServer(),
 			discover.NewServer(nsClient, nseClient),
@@ -99,7 +106,8 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 }
 
 // newOnwardClient builds the client half of the cross-connect: the mechanism toward the next hop.
-// It never refreshes by itself: the incoming Request's refresh drives it.
+// It never refreshes by itself: the incoming Request's refresh drives it. Its dials carry the
+// monitorretry interceptor because sdk's monitor server relays next-hop events through them.
 func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.IP, o *options, ikev2KeyFile string, pinholeMutex *sync.Mutex) networkservice.NetworkServiceClient {
 	elements := []networkservice.NetworkServiceClient{
 		cleanup.NewClient(ctx, o.cleanupOptions...),
@@ -126,7 +134,7 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 	return client.NewClient(ctx,
 		client.WithoutRefresh(),
 		client.WithName(o.name),
-		client.WithDialOptions(o.dialOptions...),
+		client.WithDialOptions(slices.Concat(o.dialOptions, []grpc.DialOption{monitorretry.DialOption(o.monitorRetryOptions...)})...),
 		client.WithDialTimeout(o.dialTimeout),
 		client.WithAdditionalFunctionality(append(elements, o.clientAdditionalElement...)...),
 	)

@@ -1,0 +1,172 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"reflect"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
+)
+
+// Prefix is the environment prefix of every variable.
+const Prefix = "nsm"
+
+// Config is the forwarder's configuration. Field names, defaults and descriptions follow the stock
+// forwarder so that existing deployments keep working.
+type Config struct {
+	Name                   string            `default:"forwarder" desc:"Name of the forwarder endpoint"`
+	Labels                 map[string]string `default:"p2p:true" desc:"Labels of the forwarder endpoint (key:value,key:value)"`
+	NSName                 string            `default:"forwarder" desc:"Name of the Network Service to register with the registry"`
+	ConnectTo              url.URL           `default:"unix:///connect.to.socket" desc:"URL of the nsmgr to register with and connect through" split_words:"true"`
+	ListenOn               url.URL           `default:"unix:///listen.on.socket" desc:"URL to serve the NSM API on" split_words:"true"`
+	MaxTokenLifetime       time.Duration     `default:"10m" desc:"Maximum lifetime of the tokens this forwarder signs" split_words:"true"`
+	RegistryClientPolicies []string          `default:"etc/nsm/opa/common/.*.rego,etc/nsm/opa/registry/.*.rego,etc/nsm/opa/client/.*.rego" desc:"Paths to files and directories with the registry client OPA policies" split_words:"true"`
+	LogLevel               string            `default:"INFO" desc:"Log level (TRACE, DEBUG, INFO, WARN, ERROR, FATAL, PANIC)" split_words:"true"`
+	DialTimeout            time.Duration     `default:"750ms" desc:"Timeout for dialing the next hop" split_words:"true"`
+
+	OpenTelemetryEndpoint         string        `default:"otel-collector.observability.svc.cluster.local:4317" desc:"OpenTelemetry collector endpoint (used when TELEMETRY=true)" split_words:"true"`
+	MetricsExportInterval         time.Duration `default:"10s" desc:"Interval between metrics exports" split_words:"true"`
+	PrometheusListenOn            string        `default:":8081" desc:"Address of the Prometheus metrics server (used when PROMETHEUS=true)" split_words:"true"`
+	PrometheusServerHeaderTimeout time.Duration `default:"5s" desc:"How long the Prometheus server waits for request headers" split_words:"true"`
+	PrometheusMonitorCertificate  bool          `default:"false" desc:"Reload the Prometheus server certificate when its files change" split_words:"true"`
+	PrometheusCertFile            string        `default:"/etc/ssl/certs/tls.crt" desc:"Certificate file of the Prometheus server (TLS when set with the key file)" split_words:"true"`
+	PrometheusKeyFile             string        `default:"/etc/ssl/certs/tls.key" desc:"Key file of the Prometheus server" split_words:"true"`
+	PrometheusCAFile              string        `default:"/etc/ssl/certs/ca.crt" desc:"CA file to verify Prometheus scrapers' certificates (mTLS)" split_words:"true"`
+	PrometheusMaxBindThreshold    time.Duration `default:"120s" desc:"How long the Prometheus server retries to bind its address" split_words:"true"`
+	PprofEnabled                  bool          `default:"false" desc:"Serve pprof profiles" split_words:"true"`
+	PprofListenOn                 string        `default:"localhost:6060" desc:"Address of the pprof server" split_words:"true"`
+
+	TunnelIP               net.IP        `desc:"IP of this node for vxlan, wireguard and ipsec tunnels; derived from the uplink when unset" split_words:"true"`
+	VxlanPort              uint16        `default:"0" desc:"UDP port of vxlan tunnels (0 means 4789)" split_words:"true"`
+	VppAPISocket           string        `default:"/var/run/vpp/external/vpp-api.sock" desc:"API socket of an existing VPP; when it does not exist, the forwarder starts its own VPP" split_words:"true"`
+	VppInit                vppinit.Mode  `default:"AF_PACKET" desc:"How the uplink is handed to VPP: AF_PACKET, AF_XDP or NONE (forced to NONE with an external VPP)" split_words:"true"`
+	VppInitParams          string        `default:"" desc:"YAML file with the af_packet/af_xdp creation parameters of the uplink" split_words:"true"`
+	VPPMinOperationTimeout time.Duration `default:"2s" desc:"Minimum timeout of every VPP API call" split_words:"true"`
+	DeviceSelectorFile     string        `default:"" desc:"YAML file mapping vlan via labels to host devices" split_words:"true"`
+	MechanismPriority      []string      `default:"" desc:"Mechanisms to prefer toward the next hop, in order (KERNEL, VXLAN, WIREGUARD, IPSEC, MEMIF, VLAN)" split_words:"true"`
+	KernelInterfaceType    kernelif.Kind `default:"auto" desc:"Kernel interface: auto (tap when /dev/vhost-net exists, else veth), tap or veth" split_words:"true"`
+
+	// InitParams is NSM_VPP_INIT_PARAMS loaded (or the defaults when unset).
+	InitParams vppinit.Params `ignored:"true"`
+	// VlanDomainToDevice is NSM_DEVICE_SELECTOR_FILE loaded (empty when unset).
+	VlanDomainToDevice map[string]string `ignored:"true"`
+}
+
+// Load reads the configuration from the environment and checks every value.
+func Load() (*Config, error) {
+	cfg := &Config{}
+	if err := envconfig.Process(Prefix, cfg); err != nil {
+		return nil, rewrite(err)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// PrintUsage writes every variable with its type, default and description.
+func PrintUsage(out io.Writer) error {
+	tabs := tabwriter.NewWriter(out, 1, 0, 4, ' ', 0)
+	if err := envconfig.Usagef(Prefix, &Config{}, tabs, usageFormat); err != nil {
+		return err
+	}
+	return tabs.Flush()
+}
+
+const usageFormat = `forwarder-vpp: a Network Service Mesh forwarder that drives VPP.
+It is configured through these environment variables:
+
+VARIABLE	TYPE	DEFAULT	DESCRIPTION
+{{range .}}{{usage_key .}}	{{usage_type .}}	{{usage_default .}}	{{usage_description .}}
+{{end}}`
+
+// ValueError is a bad configuration value: its message names the variable and the value.
+type ValueError struct {
+	Variable string
+	Value    string
+	Reason   string
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("invalid %s=%q: %s", e.Variable, e.Value, e.Reason)
+}
+
+// rewrite turns envconfig's multi-part message into a ValueError.
+func rewrite(err error) error {
+	var parseErr *envconfig.ParseError
+	if !errors.As(err, &parseErr) {
+		return errors.New(oneLine(err.Error()))
+	}
+	return &ValueError{Variable: parseErr.KeyName, Value: parseErr.Value, Reason: oneLine(parseErr.Err.Error())}
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// Variables returns the name of every variable, in declaration order.
+func Variables() []string {
+	var names []string
+	configType := reflect.TypeOf(Config{})
+	for i := range configType.NumField() {
+		field := configType.Field(i)
+		if field.Tag.Get("ignored") == "true" {
+			continue
+		}
+		names = append(names, variableName(field))
+	}
+	return names
+}
+
+// variableName spells a field's variable as envconfig does with split_words.
+func variableName(field reflect.StructField) string {
+	name := field.Name
+	if field.Tag.Get("split_words") == "true" {
+		var words []string
+		for _, word := range gatherWords.FindAllString(name, -1) {
+			if parts := acronymWord.FindStringSubmatch(word); parts != nil {
+				words = append(words, parts[1], parts[2])
+				continue
+			}
+			words = append(words, word)
+		}
+		name = strings.Join(words, "_")
+	}
+	return strings.ToUpper(Prefix + "_" + name)
+}
+
+// gatherWords and acronymWord split words as envconfig does: VPPMinOperationTimeout gathers
+// VPPMin, Operation, Timeout, and the acronym VPP is then split from Min.
+var (
+	gatherWords = regexp.MustCompile("([^A-Z]+|[A-Z]+[^A-Z]+|[A-Z]+)")
+	acronymWord = regexp.MustCompile("([A-Z]+)([A-Z][^A-Z]+)")
+)
+
+// String lists every variable with its value, for the start-up log.
+func (c *Config) String() string {
+	value := reflect.ValueOf(c).Elem()
+	configType := value.Type()
+	var pairs []string
+	for i := range configType.NumField() {
+		field := configType.Field(i)
+		if field.Tag.Get("ignored") == "true" {
+			continue
+		}
+		fieldValue := value.Field(i).Interface()
+		if u, ok := fieldValue.(url.URL); ok {
+			fieldValue = u.String()
+		}
+		pairs = append(pairs, fmt.Sprintf("%s=%v", variableName(field), fieldValue))
+	}
+	return strings.Join(pairs, " ")
+}

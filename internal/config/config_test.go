@@ -1,0 +1,222 @@
+package config_test
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/networkservicemesh/govpp/binapi/af_packet"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
+)
+
+// clearEnv unsets every NSM_* variable for the test, so that the host's environment cannot leak in.
+func clearEnv(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "NSM_") {
+			t.Setenv(name, "")
+			require.NoError(t, os.Unsetenv(name))
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	clearEnv(t)
+	cfg, err := config.Load()
+	require.NoError(t, err)
+
+	require.Equal(t, "forwarder", cfg.Name)
+	require.Equal(t, map[string]string{"p2p": "true"}, cfg.Labels)
+	require.Equal(t, "forwarder", cfg.NSName)
+	require.Equal(t, "unix:///connect.to.socket", cfg.ConnectTo.String())
+	require.Equal(t, "unix:///listen.on.socket", cfg.ListenOn.String())
+	require.Equal(t, 10*time.Minute, cfg.MaxTokenLifetime)
+	require.Equal(t, []string{"etc/nsm/opa/common/.*.rego", "etc/nsm/opa/registry/.*.rego", "etc/nsm/opa/client/.*.rego"}, cfg.RegistryClientPolicies)
+	require.Equal(t, "INFO", cfg.LogLevel)
+	require.Equal(t, 750*time.Millisecond, cfg.DialTimeout)
+	require.Equal(t, "otel-collector.observability.svc.cluster.local:4317", cfg.OpenTelemetryEndpoint)
+	require.Equal(t, 10*time.Second, cfg.MetricsExportInterval)
+	require.Equal(t, ":8081", cfg.PrometheusListenOn)
+	require.Equal(t, 5*time.Second, cfg.PrometheusServerHeaderTimeout)
+	require.False(t, cfg.PrometheusMonitorCertificate)
+	require.Equal(t, "/etc/ssl/certs/tls.crt", cfg.PrometheusCertFile)
+	require.Equal(t, "/etc/ssl/certs/tls.key", cfg.PrometheusKeyFile)
+	require.Equal(t, "/etc/ssl/certs/ca.crt", cfg.PrometheusCAFile)
+	require.Equal(t, 120*time.Second, cfg.PrometheusMaxBindThreshold)
+	require.False(t, cfg.PprofEnabled)
+	require.Equal(t, "localhost:6060", cfg.PprofListenOn)
+	require.Nil(t, cfg.TunnelIP)
+	require.Zero(t, cfg.VxlanPort)
+	require.Equal(t, "/var/run/vpp/external/vpp-api.sock", cfg.VppAPISocket)
+	require.Equal(t, vppinit.AfPacket, cfg.VppInit)
+	require.Empty(t, cfg.VppInitParams)
+	require.Equal(t, vppinit.DefaultParams(), cfg.InitParams)
+	require.Equal(t, 2*time.Second, cfg.VPPMinOperationTimeout)
+	require.Empty(t, cfg.DeviceSelectorFile)
+	require.Empty(t, cfg.VlanDomainToDevice)
+	require.Empty(t, cfg.MechanismPriority)
+	require.Equal(t, kernelif.Auto, cfg.KernelInterfaceType)
+}
+
+func TestEveryVariable(t *testing.T) {
+	dir := t.TempDir()
+	paramsFile := filepath.Join(dir, "params.yaml")
+	require.NoError(t, os.WriteFile(paramsFile, []byte("AF_PACKET:\n  mode: 2\n  rxFrameSize: 2048\n"), 0o600))
+	selectorFile := filepath.Join(dir, "devices.yaml")
+	require.NoError(t, os.WriteFile(selectorFile, []byte("interfaces:\n  - name: eth1\n    matches:\n      - labelSelector:\n          - via: gw1\n"), 0o600))
+
+	cases := []struct {
+		variable, value string
+		check           func(t *testing.T, cfg *config.Config)
+	}{
+		{"NSM_NAME", "fwd-a", func(t *testing.T, c *config.Config) { require.Equal(t, "fwd-a", c.Name) }},
+		{"NSM_LABELS", "p2p:true,zone:b", func(t *testing.T, c *config.Config) {
+			require.Equal(t, map[string]string{"p2p": "true", "zone": "b"}, c.Labels)
+		}},
+		{"NSM_NSNAME", "fwd-ns", func(t *testing.T, c *config.Config) { require.Equal(t, "fwd-ns", c.NSName) }},
+		{"NSM_CONNECT_TO", "tcp://10.0.0.1:5001", func(t *testing.T, c *config.Config) {
+			require.Equal(t, "10.0.0.1:5001", c.ConnectTo.Host)
+		}},
+		{"NSM_LISTEN_ON", "unix:///run/fwd.sock", func(t *testing.T, c *config.Config) { require.Equal(t, "/run/fwd.sock", c.ListenOn.Path) }},
+		{"NSM_MAX_TOKEN_LIFETIME", "3m", func(t *testing.T, c *config.Config) { require.Equal(t, 3*time.Minute, c.MaxTokenLifetime) }},
+		{"NSM_REGISTRY_CLIENT_POLICIES", "a.rego,b.rego", func(t *testing.T, c *config.Config) {
+			require.Equal(t, []string{"a.rego", "b.rego"}, c.RegistryClientPolicies)
+		}},
+		{"NSM_LOG_LEVEL", "debug", func(t *testing.T, c *config.Config) { require.Equal(t, "debug", c.LogLevel) }},
+		{"NSM_DIAL_TIMEOUT", "2s", func(t *testing.T, c *config.Config) { require.Equal(t, 2*time.Second, c.DialTimeout) }},
+		{"NSM_OPEN_TELEMETRY_ENDPOINT", "otel:4317", func(t *testing.T, c *config.Config) { require.Equal(t, "otel:4317", c.OpenTelemetryEndpoint) }},
+		{"NSM_METRICS_EXPORT_INTERVAL", "30s", func(t *testing.T, c *config.Config) { require.Equal(t, 30*time.Second, c.MetricsExportInterval) }},
+		{"NSM_PROMETHEUS_LISTEN_ON", "127.0.0.1:9090", func(t *testing.T, c *config.Config) { require.Equal(t, "127.0.0.1:9090", c.PrometheusListenOn) }},
+		{"NSM_PROMETHEUS_SERVER_HEADER_TIMEOUT", "1s", func(t *testing.T, c *config.Config) {
+			require.Equal(t, time.Second, c.PrometheusServerHeaderTimeout)
+		}},
+		{"NSM_PROMETHEUS_MONITOR_CERTIFICATE", "true", func(t *testing.T, c *config.Config) { require.True(t, c.PrometheusMonitorCertificate) }},
+		{"NSM_PROMETHEUS_CERT_FILE", "/c.crt", func(t *testing.T, c *config.Config) { require.Equal(t, "/c.crt", c.PrometheusCertFile) }},
+		{"NSM_PROMETHEUS_KEY_FILE", "/c.key", func(t *testing.T, c *config.Config) { require.Equal(t, "/c.key", c.PrometheusKeyFile) }},
+		{"NSM_PROMETHEUS_CA_FILE", "/ca.crt", func(t *testing.T, c *config.Config) { require.Equal(t, "/ca.crt", c.PrometheusCAFile) }},
+		{"NSM_PROMETHEUS_MAX_BIND_THRESHOLD", "1m", func(t *testing.T, c *config.Config) { require.Equal(t, time.Minute, c.PrometheusMaxBindThreshold) }},
+		{"NSM_PPROF_ENABLED", "true", func(t *testing.T, c *config.Config) { require.True(t, c.PprofEnabled) }},
+		{"NSM_PPROF_LISTEN_ON", ":6061", func(t *testing.T, c *config.Config) { require.Equal(t, ":6061", c.PprofListenOn) }},
+		{"NSM_TUNNEL_IP", "192.0.2.7", func(t *testing.T, c *config.Config) { require.True(t, net.ParseIP("192.0.2.7").Equal(c.TunnelIP)) }},
+		{"NSM_VXLAN_PORT", "4790", func(t *testing.T, c *config.Config) { require.Equal(t, uint16(4790), c.VxlanPort) }},
+		{"NSM_VPP_API_SOCKET", filepath.Join(dir, "absent.sock"), func(t *testing.T, c *config.Config) {
+			require.Equal(t, filepath.Join(dir, "absent.sock"), c.VppAPISocket)
+		}},
+		{"NSM_VPP_INIT", "af_xdp", func(t *testing.T, c *config.Config) { require.Equal(t, vppinit.AfXdp, c.VppInit) }},
+		{"NSM_VPP_INIT_PARAMS", paramsFile, func(t *testing.T, c *config.Config) {
+			require.Equal(t, af_packet.AF_PACKET_API_MODE_IP, c.InitParams.AfPacket.Mode)
+			require.Equal(t, uint32(2048), c.InitParams.AfPacket.RxFrameSize)
+			require.Equal(t, vppinit.DefaultParams().AfPacket.TxFrameSize, c.InitParams.AfPacket.TxFrameSize, "unset keys keep their defaults")
+		}},
+		{"NSM_VPP_MIN_OPERATION_TIMEOUT", "5s", func(t *testing.T, c *config.Config) { require.Equal(t, 5*time.Second, c.VPPMinOperationTimeout) }},
+		{"NSM_DEVICE_SELECTOR_FILE", selectorFile, func(t *testing.T, c *config.Config) {
+			require.Equal(t, map[string]string{"gw1": "eth1"}, c.VlanDomainToDevice)
+		}},
+		{"NSM_MECHANISM_PRIORITY", "vxlan, KERNEL", func(t *testing.T, c *config.Config) {
+			require.Equal(t, []string{"VXLAN", "KERNEL"}, c.MechanismPriority)
+		}},
+		{"NSM_KERNEL_INTERFACE_TYPE", "veth", func(t *testing.T, c *config.Config) { require.Equal(t, kernelif.Veth, c.KernelInterfaceType) }},
+	}
+	covered := map[string]bool{}
+	for _, tc := range cases {
+		covered[tc.variable] = true
+		t.Run(tc.variable, func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv(tc.variable, tc.value)
+			cfg, err := config.Load()
+			require.NoError(t, err)
+			tc.check(t, cfg)
+		})
+	}
+	for _, variable := range config.Variables() {
+		require.True(t, covered[variable], "%s has no test case", variable)
+	}
+}
+
+func TestBadValues(t *testing.T) {
+	dir := t.TempDir()
+	badParams := filepath.Join(dir, "bad-params.yaml")
+	require.NoError(t, os.WriteFile(badParams, []byte("AF_PACKET:\n  rxFrameSise: 2048\n"), 0o600))
+	badSelector := filepath.Join(dir, "bad-devices.yaml")
+	require.NoError(t, os.WriteFile(badSelector, []byte("interfaces:\n  - matches: []\n"), 0o600))
+	notASocket := filepath.Join(dir, "plain-file")
+	require.NoError(t, os.WriteFile(notASocket, nil, 0o600))
+
+	cases := []struct{ variable, value string }{
+		{"NSM_NAME", " "},
+		{"NSM_LABELS", "p2p"},
+		{"NSM_NSNAME", ""},
+		{"NSM_CONNECT_TO", "http://nsmgr:5001"},
+		{"NSM_CONNECT_TO", "tcp://nsmgr"},
+		{"NSM_CONNECT_TO", "unix://"},
+		{"NSM_CONNECT_TO", "::not a url"},
+		{"NSM_LISTEN_ON", "udp://0.0.0.0:1"},
+		{"NSM_MAX_TOKEN_LIFETIME", "ten minutes"},
+		{"NSM_MAX_TOKEN_LIFETIME", "0s"},
+		{"NSM_LOG_LEVEL", "LOUD"},
+		{"NSM_DIAL_TIMEOUT", "-1s"},
+		{"NSM_METRICS_EXPORT_INTERVAL", "soon"},
+		{"NSM_PROMETHEUS_LISTEN_ON", "8081"},
+		{"NSM_PROMETHEUS_SERVER_HEADER_TIMEOUT", "0"},
+		{"NSM_PROMETHEUS_MONITOR_CERTIFICATE", "yes please"},
+		{"NSM_PROMETHEUS_MAX_BIND_THRESHOLD", "x"},
+		{"NSM_PPROF_ENABLED", "maybe"},
+		{"NSM_PPROF_LISTEN_ON", "localhost"},
+		{"NSM_TUNNEL_IP", "10.0.0.300"},
+		{"NSM_TUNNEL_IP", "0.0.0.0"},
+		{"NSM_VXLAN_PORT", "70000"},
+		{"NSM_VXLAN_PORT", "-1"},
+		{"NSM_VPP_API_SOCKET", notASocket},
+		{"NSM_VPP_INIT", "bogus"},
+		{"NSM_VPP_INIT_PARAMS", filepath.Join(dir, "missing.yaml")},
+		{"NSM_VPP_INIT_PARAMS", badParams},
+		{"NSM_VPP_MIN_OPERATION_TIMEOUT", "0ms"},
+		{"NSM_DEVICE_SELECTOR_FILE", filepath.Join(dir, "missing.yaml")},
+		{"NSM_DEVICE_SELECTOR_FILE", badSelector},
+		{"NSM_MECHANISM_PRIORITY", "KERNEL,SRIOV"},
+		{"NSM_KERNEL_INTERFACE_TYPE", "macvlan"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.variable+"="+tc.value, func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv(tc.variable, tc.value)
+			cfg, err := config.Load()
+			require.Error(t, err)
+			require.Nil(t, cfg)
+			message := err.Error()
+			require.NotContains(t, message, "\n")
+			require.Contains(t, message, tc.variable)
+			require.Contains(t, message, tc.value)
+			require.NotContains(t, message, "envconfig", "the library's phrasing must not leak through")
+		})
+	}
+}
+
+func TestUsageListsEveryVariableWithDefaultAndDescription(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, config.PrintUsage(&out))
+	lines := strings.Split(out.String(), "\n")
+	variables := config.Variables()
+	require.Len(t, variables, reflect.TypeOf(config.Config{}).NumField()-2, "every field but the two loaded ones is a variable")
+	for _, variable := range variables {
+		var line string
+		for _, candidate := range lines {
+			if strings.HasPrefix(candidate, variable+" ") {
+				line = candidate
+			}
+		}
+		require.NotEmpty(t, line, "%s missing from usage", variable)
+		require.Greater(t, len(strings.Fields(line)), 3, "%s needs a type, default and description: %q", variable, line)
+	}
+	require.Contains(t, out.String(), "NSM_VPP_MIN_OPERATION_TIMEOUT")
+	require.Contains(t, out.String(), "750ms")
+}

@@ -1,0 +1,197 @@
+package grpctransport_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
+)
+
+// The test timings keep the production ratios (server floor = half the client interval) at the
+// smallest client interval gRPC allows (10 s).
+const (
+	testClientInterval = 10 * time.Second
+	idleCutAfter       = 15 * time.Second // a middlebox that drops flows idle this long
+	survivalWindow     = 35 * time.Second // over two cuts' worth of idleness
+)
+
+func TestDefaultKeepaliveFitsItsOwnEnforcement(t *testing.T) {
+	ka := grpctransport.DefaultKeepalive
+	require.LessOrEqual(t, ka.ServerMinInterval, ka.ClientInterval/2, "client pings must never count as strikes")
+	require.Less(t, ka.ClientInterval, time.Minute, "pings must beat the shortest middlebox idle timeout")
+	require.Less(t, ka.ServerInterval, time.Minute)
+}
+
+func TestIdleStreamSurvivesAnIdleCutterThanksToKeepalive(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("waits through several keepalive intervals")
+	}
+	ka := grpctransport.Keepalive{
+		ClientInterval:    testClientInterval,
+		ClientTimeout:     5 * time.Second,
+		ServerInterval:    time.Hour, // only the client's pings keep the flow alive here
+		ServerTimeout:     5 * time.Second,
+		ServerMinInterval: testClientInterval / 2,
+	}
+	stream, cutter := idleStream(t, ka.ServerOptions(), ka.DialOption())
+
+	err := recvWithin(stream, survivalWindow)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the stream must still be open, quietly waiting")
+	require.Zero(t, cutter.cuts.Load(), "the idle-cutter never found the flow idle")
+}
+
+func TestIdleStreamWithoutKeepaliveIsCut(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("waits for the idle-cutter")
+	}
+	stream, cutter := idleStream(t, nil)
+
+	err := recvWithin(stream, survivalWindow)
+	require.Error(t, err)
+	require.NotErrorIs(t, err, context.DeadlineExceeded, "without pings the middlebox cuts the stream")
+	require.Positive(t, cutter.cuts.Load())
+}
+
+func TestServerStricterThanTheClientsSendsGoaway(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("waits for three ping strikes")
+	}
+	ka := grpctransport.Keepalive{
+		ClientInterval:    testClientInterval,
+		ClientTimeout:     5 * time.Second,
+		ServerInterval:    time.Hour,
+		ServerTimeout:     5 * time.Second,
+		ServerMinInterval: 2 * testClientInterval, // stricter than the clients: every ping is a strike
+	}
+	stream, _ := idleStream(t, ka.ServerOptions(), ka.DialOption())
+
+	err := recvWithin(stream, 2*survivalWindow)
+	require.ErrorContains(t, err, "too_many_pings", "the enforcement policy is what makes the difference")
+}
+
+// idleStream opens a health Watch stream (one status, then silence) from a client to a server
+// through an idle-cutter, and returns it after the first status.
+func idleStream(t *testing.T, serverOptions []grpc.ServerOption, dialOptions ...grpc.DialOption) (healthpb.Health_WatchClient, *idleCutter) {
+	serverListener, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	server := grpc.NewServer(serverOptions...)
+	healthpb.RegisterHealthServer(server, health.NewServer())
+	go func() { _ = server.Serve(serverListener) }()
+	t.Cleanup(server.Stop)
+
+	cutter := startIdleCutter(t, serverListener.Addr().String(), idleCutAfter)
+	conn, err := grpc.NewClient(cutter.address, append(dialOptions, grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	stream, err := healthpb.NewHealthClient(conn).Watch(ctx, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	first, err := stream.Recv()
+	require.NoError(t, err)
+	require.Equal(t, healthpb.HealthCheckResponse_SERVING, first.GetStatus())
+	return stream, cutter
+}
+
+// recvWithin waits for the stream's next message or error; context.DeadlineExceeded means the
+// stream stayed open and silent for the whole window.
+func recvWithin(stream healthpb.Health_WatchClient, window time.Duration) error {
+	received := make(chan error, 1)
+	go func() {
+		_, err := stream.Recv()
+		received <- err
+	}()
+	select {
+	case err := <-received:
+		if err == nil {
+			return io.ErrUnexpectedEOF
+		}
+		return err
+	case <-time.After(window):
+		return context.DeadlineExceeded
+	}
+}
+
+// idleCutter is a TCP relay that closes a flow when no byte crossed it for cutAfter, as cloud
+// NAT gateways and load balancers do.
+type idleCutter struct {
+	address string
+	cuts    atomic.Int32
+}
+
+func startIdleCutter(t *testing.T, target string, cutAfter time.Duration) *idleCutter {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = listener.Close() })
+	cutter := &idleCutter{address: listener.Addr().String()}
+	go func() {
+		for {
+			client, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = client.Close()
+				continue
+			}
+			go cutter.relay(client, server, cutAfter)
+		}
+	}()
+	return cutter
+}
+
+func (c *idleCutter) relay(client, server net.Conn, cutAfter time.Duration) {
+	var lastActivity atomic.Int64
+	lastActivity.Store(time.Now().UnixNano())
+	var once sync.Once
+	closed := make(chan struct{})
+	closeBoth := func() { once.Do(func() { _ = client.Close(); _ = server.Close(); close(closed) }) }
+	copyAndMark := func(dst, src net.Conn) {
+		buf := make([]byte, 32*1024)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				lastActivity.Store(time.Now().UnixNano())
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		closeBoth()
+	}
+	go copyAndMark(server, client)
+	go copyAndMark(client, server)
+	ticker := time.NewTicker(500 * time.Millisecond)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-closed:
+			return
+		case <-ticker.C:
+			if time.Since(time.Unix(0, lastActivity.Load())) > cutAfter {
+				c.cuts.Add(1)
+				closeBoth()
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package grpctransport
+
+import (
+	"crypto/tls"
+	"time"
+
+	"github.com/edwarnicke/grpcfd"
+	"github.com/spiffe/go-spiffe/v2/bundle/x509bundle"
+	"github.com/spiffe/go-spiffe/v2/spiffetls/tlsconfig"
+	"github.com/spiffe/go-spiffe/v2/svid/x509svid"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/networkservicemesh/sdk/pkg/tools/spiffejwt"
+	"github.com/networkservicemesh/sdk/pkg/tools/token"
+	"github.com/networkservicemesh/sdk/pkg/tools/tracing"
+)
+
+// Identity is what the transport needs from the SVID source.
+type Identity interface {
+	x509svid.Source
+	x509bundle.Source
+}
+
+// TokenGenerator returns the generator that signs path segments and per-call credentials with the
+// forwarder's SVID.
+func TokenGenerator(identity Identity, maxTokenLifetime time.Duration) token.GeneratorFunc {
+	return spiffejwt.TokenGeneratorFunc(identity, maxTokenLifetime)
+}
+
+// DialOptions are the options of every client dial: mTLS with the SVID (peers of any SPIFFE ID
+// in the trust bundle; OPA decides per request), fd passing, per-call tokens, tracing, keepalive.
+func DialOptions(identity Identity, tokens token.GeneratorFunc, ka Keepalive) []grpc.DialOption {
+	tlsConfig := tlsconfig.MTLSClientConfig(identity, identity, tlsconfig.AuthorizeAny())
+	tlsConfig.MinVersion = tls.VersionTLS12
+	return append(tracing.WithTracingDial(),
+		grpc.WithDefaultCallOptions(
+			grpc.WaitForReady(true),
+			grpc.PerRPCCredentials(token.NewPerRPCCredentials(tokens)),
+		),
+		grpc.WithTransportCredentials(grpcfd.TransportCredentials(credentials.NewTLS(tlsConfig))),
+		grpcfd.WithChainStreamInterceptor(),
+		grpcfd.WithChainUnaryInterceptor(),
+		ka.DialOption(),
+	)
+}
+
+// ServerOptions are the options of the forwarder's gRPC server: mTLS with the SVID, fd passing,
+// tracing, keepalive with an enforcement policy that accepts the clients' pings.
+func ServerOptions(identity Identity, ka Keepalive) []grpc.ServerOption {
+	tlsConfig := tlsconfig.MTLSServerConfig(identity, identity, tlsconfig.AuthorizeAny())
+	tlsConfig.MinVersion = tls.VersionTLS12
+	options := append(tracing.WithTracing(), grpc.Creds(grpcfd.TransportCredentials(credentials.NewTLS(tlsConfig))))
+	return append(options, ka.ServerOptions()...)
+}

@@ -1,0 +1,146 @@
+package vppconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"go.fd.io/govpp/adapter/socketclient"
+	"go.fd.io/govpp/api"
+	"go.fd.io/govpp/core"
+
+	"github.com/networkservicemesh/govpp/binapi/vpe"
+	"github.com/networkservicemesh/vpphelper"
+)
+
+// Connection is a live VPP API connection.
+type Connection struct {
+	api.Connection
+	// External is true when the VPP belongs to the operator (its socket existed).
+	External bool
+	// Socket is the API socket the connection uses.
+	Socket string
+	// Exited reports the end of a VPP the forwarder started; it is nil for an external VPP.
+	Exited <-chan error
+
+	disconnect func()
+}
+
+// Close releases the API connection. A VPP the forwarder started stops with the context given to
+// Connect.
+func (c *Connection) Close() {
+	if c.disconnect != nil {
+		c.disconnect()
+	}
+}
+
+// retryInterval paces dial attempts while a just-created socket is not yet accepting.
+const retryInterval = 200 * time.Millisecond
+
+// Connect dials the VPP API socket at socket if it exists, else starts VPP when a vpp binary is
+// on PATH, else fails at once. Cancelling ctx abandons connecting.
+func Connect(ctx context.Context, socket string, opts ...Option) (*Connection, error) {
+	o := &options{dialTimeout: 10 * time.Second, startTimeout: time.Minute, vppBinary: "vpp"}
+	for _, opt := range opts {
+		opt(o)
+	}
+	if o.lifetime == nil {
+		o.lifetime = ctx
+	}
+	if _, err := os.Stat(socket); err == nil {
+		return dialExternal(ctx, socket, o.dialTimeout)
+	}
+	binary, lookErr := exec.LookPath(o.vppBinary)
+	if lookErr != nil {
+		return nil, fmt.Errorf("no VPP API socket at %s and no %q binary on PATH to start one", socket, o.vppBinary)
+	}
+	return startLocal(ctx, o.lifetime, binary, o.startTimeout)
+}
+
+func dialExternal(ctx context.Context, socket string, timeout time.Duration) (*Connection, error) {
+	dialCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var lastErr error
+	for {
+		conn, err := connectOnce(dialCtx, socket, boundedBy(dialCtx, timeout))
+		if err == nil {
+			return &Connection{Connection: conn, External: true, Socket: socket, disconnect: conn.Disconnect}, nil
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("connecting to VPP API socket %s: %w", socket, context.Cause(ctx))
+		case <-dialCtx.Done():
+			return nil, fmt.Errorf("VPP API socket %s exists but VPP did not answer within %s: %v", socket, timeout, lastErr)
+		case <-time.After(retryInterval):
+		}
+	}
+}
+
+// connectOnce makes one connection attempt. govpp's handshake does not watch a context and can
+// outlive its own timeout while reading message IDs, so the attempt runs aside: when ctx ends
+// first, the attempt is abandoned and its connection, if it ever comes, is closed.
+func connectOnce(ctx context.Context, socket string, timeout time.Duration) (*core.Connection, error) {
+	type result struct {
+		conn *core.Connection
+		err  error
+	}
+	results := make(chan result, 1)
+	go func() {
+		adapter := socketclient.NewVppClient(socket)
+		adapter.SetConnectTimeout(timeout)
+		conn, err := core.Connect(adapter)
+		results <- result{conn, err}
+	}()
+	select {
+	case r := <-results:
+		return r.conn, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-results; r.conn != nil {
+				r.conn.Disconnect()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// boundedBy returns the time left before ctx's deadline, at most limit.
+func boundedBy(ctx context.Context, limit time.Duration) time.Duration {
+	if deadline, ok := ctx.Deadline(); ok {
+		if left := time.Until(deadline); left < limit {
+			return max(left, time.Millisecond)
+		}
+	}
+	return limit
+}
+
+func startLocal(ctx, lifetime context.Context, binary string, timeout time.Duration) (*Connection, error) {
+	conn, exited := vpphelper.StartAndDialContext(lifetime)
+	socket := vpphelper.DefaultRootDir + "/var/run/vpp/api.sock"
+	if conn == nil {
+		return nil, fmt.Errorf("starting %s failed: %v", binary, <-exited)
+	}
+	probeCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	probed := make(chan error, 1)
+	go func() {
+		_, err := vpe.NewServiceClient(conn).ShowVersion(probeCtx, &vpe.ShowVersion{})
+		probed <- err
+	}()
+	select {
+	case err := <-exited:
+		return nil, fmt.Errorf("%s exited before answering on %s: %v", binary, socket, err)
+	case err := <-probed:
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return nil, fmt.Errorf("%s did not answer on %s within %s", binary, socket, timeout)
+			}
+			return nil, fmt.Errorf("%s did not answer on %s: %v", binary, socket, err)
+		}
+	}
+	return &Connection{Connection: conn, Socket: socket, Exited: exited}, nil
+}

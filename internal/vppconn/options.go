@@ -1,0 +1,39 @@
+package vppconn
+
+import (
+	"context"
+	"time"
+)
+
+type options struct {
+	lifetime     context.Context
+	dialTimeout  time.Duration
+	startTimeout time.Duration
+	vppBinary    string
+}
+
+// Option configures Connect.
+type Option func(*options)
+
+// WithDialTimeout bounds connecting to an existing API socket (default 10s).
+func WithDialTimeout(timeout time.Duration) Option {
+	return func(o *options) { o.dialTimeout = timeout }
+}
+
+// WithStartTimeout bounds starting a local VPP until it answers its API (default 60s: VPP maps
+// its hugepages and loads plugins before it opens the socket).
+func WithStartTimeout(timeout time.Duration) Option {
+	return func(o *options) { o.startTimeout = timeout }
+}
+
+// WithVPPBinary names the executable looked up on PATH to start a local VPP (default "vpp").
+func WithVPPBinary(name string) Option {
+	return func(o *options) { o.vppBinary = name }
+}
+
+// WithLifetime sets the context that ends a VPP the forwarder starts (default: the context given
+// to Connect, which then bounds only the connecting). Shutdown needs VPP after start-up was
+// cancelled, to release what connections hold.
+func WithLifetime(ctx context.Context) Option {
+	return func(o *options) { o.lifetime = ctx }
+}

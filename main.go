@@ -1,0 +1,238 @@
+// Command forwarder-vpp is a Network Service Mesh forwarder that drives VPP through govpp: a
+// drop-in for the stock cmd-forwarder-vpp (same NSM_* variables), minus SR-IOV.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	nested "github.com/antonfisher/nested-logrus-formatter"
+	"github.com/sirupsen/logrus"
+	"go.fd.io/govpp/api"
+	"google.golang.org/grpc"
+
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/vxlan"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/cleanup"
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+	"github.com/networkservicemesh/sdk/pkg/tools/log/logruslogger"
+	"github.com/networkservicemesh/vpphelper/extendtimeout"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/authz"
+	"github.com/nsmfwd/forwarder-vpp/internal/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/registration"
+	"github.com/nsmfwd/forwarder-vpp/internal/serve"
+	"github.com/nsmfwd/forwarder-vpp/internal/svid"
+	"github.com/nsmfwd/forwarder-vpp/internal/telemetry"
+	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
+	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
+	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
+)
+
+// Shutdown bounds: each step gets this long before the next one runs anyway.
+const (
+	serverGrace      = 2 * time.Second  // in-flight Requests finish; monitor streams are cut after it
+	unregisterBound  = 5 * time.Second  // one registry round trip with a retry
+	cleanupBound     = 30 * time.Second // every live connection closes its VPP and kernel resources
+	vppReleaseBound  = 5 * time.Second
+	exitCodeFailure  = 1
+	exitCodeBadUsage = 2
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	if wantsHelp(os.Args[1:]) {
+		_ = config.PrintUsage(os.Stdout)
+		return 0
+	}
+	if len(os.Args) > 1 {
+		fmt.Fprintf(os.Stderr, "forwarder-vpp: unexpected argument %q: configuration is read from NSM_* variables (see -h)\n", os.Args[1])
+		return exitCodeBadUsage
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "forwarder-vpp: %v\n", err)
+		return exitCodeFailure
+	}
+
+	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer stopSignals()
+	ctx, abort := context.WithCancelCause(ctx)
+	ctx = withLogger(ctx, cfg)
+	logger := log.FromContext(ctx)
+	logger.Infof("configuration: %s", cfg)
+
+	var phases lifecycle.Lifecycle
+	failure := start(ctx, abort, cfg, &phases)
+	if failure == nil {
+		<-ctx.Done()
+		failure = context.Cause(ctx)
+	}
+	phases.Stop(ctx)
+	// A signal cancels ctx with context.Canceled as its cause; every other cause is a failure.
+	if signalled := errors.Is(context.Cause(ctx), context.Canceled); failure != nil && !signalled {
+		logger.Errorf("forwarder-vpp stopped: %v", failure)
+		return exitCodeFailure
+	}
+	logger.Info("forwarder-vpp stopped")
+	return 0
+}
+
+// start runs the start-up phases; what started is stopped by phases.Stop.
+func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Config, phases *lifecycle.Lifecycle) error {
+	var (
+		vpp         *vppconn.Connection
+		vppAPI      api.Connection
+		tunnelIP    net.IP
+		identity    *svid.Source
+		dialOptions []grpc.DialOption
+		server      *grpc.Server
+	)
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"telemetry", func() error {
+			closer := telemetry.Start(ctx, func() { abort(errors.New("metrics server could not bind")) }, cfg)
+			phases.OnStop("flush telemetry", vppReleaseBound, func(context.Context) error { return closer.Close() })
+			return nil
+		}},
+		{"connect to VPP", func() (err error) {
+			vppCtx, stopVPP := context.WithCancel(context.WithoutCancel(ctx))
+			if vpp, err = vppconn.Connect(ctx, cfg.VppAPISocket, vppconn.WithLifetime(vppCtx)); err != nil {
+				stopVPP()
+				return err
+			}
+			phases.OnStop("release VPP", vppReleaseBound, func(context.Context) error { vpp.Close(); stopVPP(); return nil })
+			go abortWhenVPPExits(vpp.Exited, abort)
+			vppAPI = extendtimeout.NewConnection(vpp, cfg.VPPMinOperationTimeout)
+			return nil
+		}},
+		{"hand the uplink to VPP", func() (err error) {
+			mode := cfg.VppInit
+			if vpp.External && mode != vppinit.None {
+				log.FromContext(ctx).Infof("external VPP at %s owns its uplink: NSM_VPP_INIT=%s is overridden to NONE", vpp.Socket, mode)
+				mode = vppinit.None
+			}
+			tunnelIP, err = vppinit.Run(ctx, vppAPI, mode, cfg.TunnelIP, vppinit.WithParams(cfg.InitParams))
+			log.FromContext(ctx).Infof("tunnel IP: %v", tunnelIP)
+			return err
+		}},
+		{"retrieve the SVID (check the spire agent if this is the last phase logged)", func() (err error) {
+			if identity, err = svid.Fetch(ctx, svid.DefaultTimeout); err != nil {
+				return err
+			}
+			phases.OnStop("close the SVID source", vppReleaseBound, func(context.Context) error { return identity.Close() })
+			dialOptions = grpctransport.DialOptions(identity, grpctransport.TokenGenerator(identity, cfg.MaxTokenLifetime), grpctransport.DefaultKeepalive)
+			return nil
+		}},
+		{"build the forwarding endpoint", func() error {
+			endpointCtx, closeConnections := context.WithCancel(context.WithoutCancel(ctx))
+			cleanupDone := make(chan struct{})
+			authorizeServer, authorizeMonitor := authz.Servers()
+			endpoint, err := xconnect.NewServer(endpointCtx, grpctransport.TokenGenerator(identity, cfg.MaxTokenLifetime), vppAPI, tunnelIP,
+				xconnect.WithName(cfg.Name),
+				xconnect.WithAuthorizeServer(authorizeServer),
+				xconnect.WithAuthorizeMonitorConnectionServer(authorizeMonitor),
+				xconnect.WithClientURL(&cfg.ConnectTo),
+				xconnect.WithDialTimeout(cfg.DialTimeout),
+				xconnect.WithDialOptions(dialOptions...),
+				xconnect.WithVlanDomainToDevice(cfg.VlanDomainToDevice),
+				xconnect.WithMechanismPriority(cfg.MechanismPriority),
+				xconnect.WithCleanupOptions(cleanup.WithoutGRPCCall(), cleanup.WithDoneChan(cleanupDone)),
+				xconnect.WithVxlanOptions(vxlan.WithPort(cfg.VxlanPort)),
+				xconnect.WithKernelInterface(cfg.KernelInterfaceType),
+			)
+			if err != nil {
+				closeConnections()
+				return err
+			}
+			phases.OnStop("close live connections", cleanupBound, func(stopCtx context.Context) error {
+				closeConnections()
+				select {
+				case <-cleanupDone:
+					return nil
+				case <-stopCtx.Done():
+					return stopCtx.Err()
+				}
+			})
+			server = grpc.NewServer(grpctransport.ServerOptions(identity, grpctransport.DefaultKeepalive)...)
+			endpoint.Register(server)
+			return nil
+		}},
+		{"serve on " + cfg.ListenOn.String(), func() error {
+			running := serve.Start(&cfg.ListenOn, server)
+			phases.OnStop("stop accepting requests", serverGrace+time.Second, func(context.Context) error { running.Stop(serverGrace); return nil })
+			go abortOnServeError(running.Errors, abort)
+			return nil
+		}},
+		{"register with " + cfg.ConnectTo.String(), func() error {
+			registrationCtx, stopRefreshing := context.WithCancel(context.WithoutCancel(ctx))
+			registered, err := registration.Register(registrationCtx, &cfg.ConnectTo, registration.Endpoint{
+				Name: cfg.Name, ServiceName: cfg.NSName, Labels: cfg.Labels, URL: &cfg.ListenOn,
+			}, cfg.RegistryClientPolicies, cfg.DialTimeout, dialOptions...)
+			if err != nil {
+				stopRefreshing()
+				return err
+			}
+			phases.OnStop("unregister", unregisterBound, func(stopCtx context.Context) error {
+				defer stopRefreshing()
+				return registered.Unregister(stopCtx)
+			})
+			return nil
+		}},
+	}
+	for _, step := range steps {
+		if err := phases.Run(ctx, step.name, step.run); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+	}
+	log.FromContext(ctx).Info("forwarder-vpp is ready")
+	return nil
+}
+
+func wantsHelp(args []string) bool {
+	for _, arg := range args {
+		switch arg {
+		case "-h", "-help", "--help", "help":
+			return true
+		}
+	}
+	return false
+}
+
+func withLogger(ctx context.Context, cfg *config.Config) context.Context {
+	logrus.SetFormatter(&nested.Formatter{})
+	level, _ := logrus.ParseLevel(cfg.LogLevel) // validated by config.Load
+	logrus.SetLevel(level)
+	log.EnableTracing(level == logrus.TraceLevel)
+	return log.WithLog(ctx, logruslogger.New(ctx, map[string]interface{}{"cmd": "forwarder-vpp"}))
+}
+
+func abortWhenVPPExits(exited <-chan error, abort context.CancelCauseFunc) {
+	if exited == nil {
+		return
+	}
+	if err, ok := <-exited; ok {
+		abort(fmt.Errorf("VPP exited: %v", err))
+	}
+}
+
+func abortOnServeError(errs <-chan error, abort context.CancelCauseFunc) {
+	if err, ok := <-errs; ok && err != nil {
+		abort(fmt.Errorf("serving: %w", err))
+	}
+}

@@ -1,0 +1,118 @@
+package main_test
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/config"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fcmd-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "forwarder-vpp")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// command runs the binary with only the given variables (and a PATH without vpp) in its environment.
+func command(t *testing.T, env ...string) *exec.Cmd {
+	cmd := exec.Command(binary)
+	cmd.Env = append([]string{"PATH=" + t.TempDir()}, env...)
+	return cmd
+}
+
+func TestHelpListsEveryVariable(t *testing.T) {
+	cmd := command(t)
+	cmd.Args = append(cmd.Args, "-h")
+	out, err := cmd.Output()
+	require.NoError(t, err, "-h exits 0")
+	for _, variable := range append(config.Variables(), "NSM_KERNEL_INTERFACE_TYPE", "NSM_VPP_INIT_PARAMS", "NSM_DEVICE_SELECTOR_FILE") {
+		require.Contains(t, string(out), "\n"+variable+" ", "%s missing from -h", variable)
+	}
+}
+
+func TestBadVariableFailsAtOnceWithOneLine(t *testing.T) {
+	cmd := command(t, "NSM_VPP_INIT=bogus")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	require.Error(t, err)
+	require.NotZero(t, cmd.ProcessState.ExitCode())
+	require.Less(t, time.Since(start), 2*time.Second)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	require.Len(t, lines, 1, "stderr: %q", stderr.String())
+	require.Contains(t, lines[0], "NSM_VPP_INIT")
+	require.Contains(t, lines[0], "bogus")
+}
+
+func TestUnexpectedArgumentIsUsageError(t *testing.T) {
+	cmd := command(t)
+	cmd.Args = append(cmd.Args, "--tunnel-ip=1.2.3.4")
+	require.Error(t, cmd.Run())
+	require.Equal(t, 2, cmd.ProcessState.ExitCode())
+}
+
+func TestNoVPPSocketAndNoVPPBinaryExitsWithinSeconds(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "vpp-api.sock")
+	cmd := command(t, "NSM_VPP_API_SOCKET="+socket)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	require.NotZero(t, cmd.ProcessState.ExitCode())
+	require.Less(t, time.Since(start), 10*time.Second)
+	require.Contains(t, string(out), socket)
+	require.Contains(t, string(out), `no "vpp" binary`)
+}
+
+// A socket that accepts but never answers must not hang the forwarder: SIGTERM ends it cleanly.
+func TestSigtermDuringVPPConnectExitsZero(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "vpp-api.sock")
+	listener, err := net.Listen("unix", socket)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = listener.Close() })
+	go func() {
+		for {
+			conn, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { _ = conn.Close() })
+		}
+	}()
+
+	cmd := command(t, "NSM_VPP_API_SOCKET="+socket)
+	var output syncBuffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool { return strings.Contains(output.String(), "connect to VPP") }, 5*time.Second, 20*time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "output: %s", output.String())
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("still running 5s after SIGTERM: %s", output.String())
+	}
+}

@@ -1,0 +1,280 @@
+package kind
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	// e2eBudget is what a cold run needs: image build, cluster, SPIRE, NSM and three scenarios.
+	e2eBudget = 45 * time.Minute
+	// imageEnv names a forwarder image already in the local Docker to test instead of building one.
+	imageEnv     = "FORWARDER_VPP_IMAGE"
+	builtImage   = "forwarder-vpp:kind-e2e"
+	stockRawURL  = "https://raw.githubusercontent.com/networkservicemesh/deployments-k8s/"
+	clientTarget = "pod/client"
+	// clientContainer is the scenario's own container in the client pod; NSM injects others next to it.
+	clientContainer = "nettools"
+)
+
+// TestKindE2E runs the scenarios of testdata/scenarios against NSM basic with this forwarder in a kind
+// cluster. Run it alone with a long timeout:
+//
+//	go test -v -count=1 -timeout 60m -run TestKindE2E ./test/kind/
+func TestKindE2E(t *testing.T) {
+	if reason := e2eRequirements(); reason != "" {
+		t.Skipf("the kind e2e test needs Docker, kind, kubectl and git: %s", reason)
+	}
+	if deadline, ok := t.Deadline(); ok && time.Until(deadline) < e2eBudget {
+		t.Skipf("go test -timeout leaves %s; the kind e2e test needs %s: run it alone with -timeout 60m",
+			time.Until(deadline).Round(time.Minute), e2eBudget)
+	}
+	ctx := t.Context()
+	image := forwarderImage(t, ctx)
+	c := newCluster(t, ctx)
+	c.dumpOnFailure()
+	_, err := run(ctx, nil, "kind", "load", "docker-image", image, "--name", c.name)
+	require.NoError(t, err)
+
+	installSPIRE(c)
+	installNSM(c, image)
+	for i := range scenarios {
+		s := &scenarios[i]
+		t.Run(s.name, func(t *testing.T) { runScenario(c.forTest(t), s) })
+	}
+}
+
+func forwarderImage(t *testing.T, ctx context.Context) string {
+	if image := os.Getenv(imageEnv); image != "" {
+		t.Logf("testing %s=%s", imageEnv, image)
+		return image
+	}
+	t.Logf("building %s from %s", builtImage, repoRoot(t))
+	_, err := run(ctx, nil, "docker", "build", "-t", builtImage, repoRoot(t))
+	require.NoError(t, err)
+	return builtImage
+}
+
+func (c *cluster) forTest(t *testing.T) *cluster {
+	scoped := *c
+	scoped.t = t
+	return &scoped
+}
+
+// installSPIRE installs the stock single-cluster SPIRE with the stock ClusterSPIFFEID templates.
+func installSPIRE(c *cluster) {
+	c.t.Helper()
+	c.mustKubectl("apply", "-k", stockDeploymentsURL+"examples/spire/single_cluster?ref="+stockDeploymentsRef)
+	c.waitReady("spire", "app=spire-server", 5*time.Minute)
+	c.waitReady("spire", "app=spire-agent", 3*time.Minute)
+	c.mustKubectl("apply", "-f", stockRawURL+stockDeploymentsRef+"/examples/spire/single_cluster/clusterspiffeid-template.yaml")
+	c.mustKubectl("apply", "-f", stockRawURL+stockDeploymentsRef+"/examples/spire/base/clusterspiffeid-webhook-template.yaml")
+}
+
+// installNSM applies deployments/overlays/nsm-basic with the forwarder image swapped for the one under test.
+func installNSM(c *cluster, image string) {
+	c.t.Helper()
+	// run trims the output; the newline restores the end of the last line so the image line matches anywhere.
+	rendered := []byte(c.mustKubectl("kustomize", deploymentsDir(c.t, "overlays", "nsm-basic")) + "\n")
+	baseImage := []byte("image: " + baseForwarderContainer(c.t).Image + "\n")
+	require.Equal(c.t, 1, bytes.Count(rendered, baseImage), "the rendered overlay must hold the forwarder image once")
+	c.apply(bytes.Replace(rendered, baseImage, []byte("image: "+image+"\n"), 1))
+
+	c.mustKubectl("rollout", "status", "-n", nsmSystemNamespace, "daemonset/"+forwarderName, "--timeout=10m")
+	c.eventually(5*time.Minute, "every NSM pod ready", func() error {
+		_, err := c.kubectl("wait", "-n", nsmSystemNamespace, "--for=condition=ready", "pod", "--all", "--timeout=30s")
+		return err
+	})
+}
+
+// waitReady waits for pods that may not exist yet: kubectl wait fails at once on no match.
+func (c *cluster) waitReady(namespace, selector string, timeout time.Duration) {
+	c.t.Helper()
+	c.eventually(timeout, fmt.Sprintf("pods %s in %s ready", selector, namespace), func() error {
+		_, err := c.kubectl("wait", "-n", namespace, "--for=condition=ready", "pod", "-l", selector, "--timeout=30s")
+		return err
+	})
+}
+
+func runScenario(c *cluster, s *scenario) {
+	ns := s.namespace()
+	c.t.Cleanup(func() { _, _ = c.kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=false") })
+	nodes := slices.Compact([]string{s.clientNode, s.nseNode})
+	baseline := map[string][]string{}
+	for _, node := range nodes {
+		interfaces, err := c.vppInterfaces(c.forwarderOn(node))
+		require.NoError(c.t, err)
+		baseline[node] = interfaces
+	}
+
+	c.mustKubectl("apply", "-k", s.dir(c.t))
+	c.waitReady(ns, "app=nse", 3*time.Minute)
+	c.waitReady(ns, "app=client", 5*time.Minute)
+	c.requireConnected(s)
+	c.requireMechanism(s)
+
+	if len(s.policies) > 0 {
+		tables := c.requirePolicyRoutes(s)
+		rules := c.mustKubectl("exec", "-n", ns, clientTarget, "-c", clientContainer, "--", "ip", "rule", "show")
+		c.restartForwarder(s.clientNode)
+		c.requireConnected(s)
+		require.Equal(c.t, tables, c.requirePolicyRoutes(s), "a forwarder restart must not move policies to other tables")
+		require.Equal(c.t, rules, c.mustKubectl("exec", "-n", ns, clientTarget, "-c", clientContainer, "--", "ip", "rule", "show"),
+			"a forwarder restart with intact kernel state must leave the rules as they were")
+	}
+
+	// Closing the connection must remove what it created, on the endpoint side and in VPP.
+	c.mustKubectl("delete", "-n", ns, clientTarget, "--timeout=2m")
+	c.eventually(2*time.Minute, "endpoint address released", func() error {
+		out, err := c.kubectl("exec", "-n", ns, "deploy/nse", "--", "ip", "addr")
+		if err != nil {
+			return err
+		}
+		if strings.Contains(out, "inet "+s.nseAddr+"/") {
+			return fmt.Errorf("the endpoint still holds %s after Close:\n%s", s.nseAddr, out)
+		}
+		return nil
+	})
+	for _, node := range nodes {
+		forwarder := c.forwarderOn(node)
+		c.eventually(2*time.Minute, "VPP interfaces back to baseline on node "+node, func() error {
+			now, err := c.vppInterfaces(forwarder)
+			if err == nil && !slices.Equal(now, baseline[node]) {
+				err = fmt.Errorf("VPP interfaces %v, before the scenario %v", now, baseline[node])
+			}
+			return err
+		})
+	}
+	c.mustKubectl("delete", "namespace", ns, "--timeout=3m")
+}
+
+// requireConnected checks both ends hold their addresses and reach each other through nsm-1.
+func (c *cluster) requireConnected(s *scenario) {
+	c.t.Helper()
+	ns := s.namespace()
+	clientAddrs := []string{s.clientAddr}
+	for _, p := range s.policies {
+		clientAddrs = append(clientAddrs, netip.MustParsePrefix(p.From).Addr().String())
+	}
+	c.eventually(2*time.Minute, "client addresses on nsm-1", func() error {
+		out, err := c.kubectl("exec", "-n", ns, clientTarget, "-c", clientContainer, "--", "ip", "addr", "show", "dev", "nsm-1")
+		if err != nil {
+			return err
+		}
+		for _, addr := range clientAddrs {
+			if !strings.Contains(out, "inet "+addr+"/") {
+				return fmt.Errorf("nsm-1 lacks %s:\n%s", addr, out)
+			}
+		}
+		return nil
+	})
+	c.eventually(2*time.Minute, "client pings endpoint", func() error {
+		_, err := c.kubectl("exec", "-n", ns, clientTarget, "-c", clientContainer, "--", "ping", "-c", "4", "-W", "2", s.nseAddr)
+		return err
+	})
+	c.eventually(time.Minute, "endpoint pings client", func() error {
+		_, err := c.kubectl("exec", "-n", ns, "deploy/nse", "--", "ping", "-c", "4", "-W", "2", s.clientAddr)
+		return err
+	})
+}
+
+// requireMechanism checks a remote connection crosses a VXLAN tunnel and a local one stays local.
+func (c *cluster) requireMechanism(s *scenario) {
+	c.t.Helper()
+	out, err := c.vppctl(c.forwarderOn(s.clientNode), "show", "vxlan", "tunnel")
+	require.NoError(c.t, err)
+	if s.remote() {
+		require.Contains(c.t, out, "vni", "a connection between nodes must use a VXLAN tunnel")
+		peer, err := c.vppctl(c.forwarderOn(s.nseNode), "show", "vxlan", "tunnel")
+		require.NoError(c.t, err)
+		require.Contains(c.t, peer, "vni", "the endpoint node's forwarder must terminate the tunnel")
+	} else {
+		require.NotContains(c.t, out, "vni", "a connection on one node must not leave it")
+	}
+}
+
+var (
+	routeTable = regexp.MustCompile(`dev nsm-1 table (\d+)`)
+	ipProto    = map[string]string{"6": "tcp", "17": "udp"}
+	// reservedTables are the kernel's own (unspec, default, main, local): a policy there breaks the node.
+	reservedTables = []int{0, 253, 254, 255}
+)
+
+// requirePolicyRoutes asks the client's kernel how it routes traffic matching each policy and
+// returns the table each policy landed in.
+func (c *cluster) requirePolicyRoutes(s *scenario) []int {
+	c.t.Helper()
+	var tables []int
+	for _, p := range s.policies {
+		destination := netip.MustParsePrefix(p.Routes[0].Prefix).Addr().Next()
+		args := []string{"exec", "-n", s.namespace(), clientTarget, "-c", clientContainer, "--", "ip", "route", "get",
+			destination.String(), "from", netip.MustParsePrefix(p.From).Addr().String(), "ipproto", ipProto[p.Proto]}
+		if p.DstPort != "" {
+			args = append(args, "dport", p.DstPort)
+		} else {
+			args = append(args, "sport", p.SrcPort)
+		}
+		out := c.mustKubectl(args...)
+		match := routeTable.FindStringSubmatch(out)
+		require.NotNil(c.t, match, "policy %+v is not routed through nsm-1 by its own table: %s", p, out)
+		if hop := p.Routes[0].NextHop; hop != "" {
+			require.Contains(c.t, out, "via "+hop+" ", "policy %+v", p)
+		}
+		table, err := strconv.Atoi(match[1])
+		require.NoError(c.t, err)
+		require.NotContains(c.t, reservedTables, table, "policy %+v uses a kernel table", p)
+		require.NotContains(c.t, tables, table, "two policies share table %d", table)
+		tables = append(tables, table)
+	}
+	return tables
+}
+
+func (c *cluster) restartForwarder(node string) {
+	c.t.Helper()
+	old := c.forwarderOn(node)
+	c.mustKubectl("delete", "pod", "-n", nsmSystemNamespace, old, "--timeout=2m")
+	c.eventually(5*time.Minute, "new forwarder ready on node "+node, func() error {
+		name, err := c.findForwarderOn(node)
+		if err != nil {
+			return err
+		}
+		if name == old {
+			return fmt.Errorf("%s is still the forwarder on node %s", old, node)
+		}
+		_, err = c.kubectl("wait", "-n", nsmSystemNamespace, "--for=condition=ready", "pod/"+name, "--timeout=30s")
+		return err
+	})
+}
+
+// vppInterfaces lists the names of the interfaces of the forwarder's VPP.
+func (c *cluster) vppInterfaces(forwarderPod string) ([]string, error) {
+	out, err := c.vppctl(forwarderPod, "show", "interface")
+	if err != nil {
+		return nil, err
+	}
+	return vppInterfaceNames(out), nil
+}
+
+// vppInterfaceNames reads the first column of `show interface` rows; the header and the counter
+// continuation lines are indented.
+func vppInterfaceNames(showInterface string) []string {
+	var names []string
+	for _, line := range strings.Split(showInterface, "\n") {
+		if line != "" && line[0] != ' ' && line[0] != '\t' {
+			names = append(names, strings.Fields(line)[0])
+		}
+	}
+	slices.Sort(names)
+	return names
+}

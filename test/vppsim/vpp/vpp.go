@@ -1,0 +1,107 @@
+package vpp
+
+import (
+	"log/slog"
+	"sync"
+
+	"go.fd.io/govpp/api"
+
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/dataplane"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/server"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/state"
+)
+
+// Version is what show_version reports.
+const Version = "24.10-vppsim"
+
+type handlerFunc func(s *server.Session, req api.Message) ([]api.Message, bool)
+
+// VPP is one simulated VPP instance. API handlers run one at a time under mu, as VPP runs
+// them on its main thread; the packet path only reads.
+type VPP struct {
+	log      *slog.Logger
+	plane    *dataplane.Plane
+	handlers map[string]handlerFunc
+
+	mu          sync.RWMutex
+	state       *state.State
+	subscribers map[*server.Session]uint32 // want_interface_events: session -> pid
+	// eventsFor lists other event registrations by message name, so repeats are refused
+	// the way VPP refuses them.
+	eventsFor map[string]map[*server.Session]uint32
+}
+
+// New returns an empty VPP whose af_packet and VXLAN sockets live in ownNetns (a path;
+// empty for the process's namespace).
+func New(ownNetns string, log *slog.Logger) *VPP {
+	v := &VPP{
+		log:         log,
+		handlers:    make(map[string]handlerFunc),
+		state:       state.New(),
+		subscribers: make(map[*server.Session]uint32),
+		eventsFor:   make(map[string]map[*server.Session]uint32),
+	}
+	v.plane = dataplane.New(ownNetns, v, log)
+	v.registerInterfaces()
+	v.registerIP()
+	v.registerTap()
+	v.registerAfPacket()
+	v.registerL2()
+	v.registerL3xc()
+	v.registerVxlan()
+	v.registerACL()
+	v.registerRecorded()
+	return v
+}
+
+// Handle implements server.Handler.
+func (v *VPP) Handle(s *server.Session, req api.Message) ([]api.Message, bool) {
+	h, ok := v.handlers[req.GetMessageName()]
+	if !ok {
+		return nil, false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return h(s, req)
+}
+
+// SessionClosed implements server.Handler: a gone client receives no more events.
+func (v *VPP) SessionClosed(s *server.Session) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.subscribers, s)
+	for _, subs := range v.eventsFor {
+		delete(subs, s)
+	}
+}
+
+// State returns a copy of the whole configuration.
+func (v *VPP) State() *state.State {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.state.Clone()
+}
+
+// Close removes every kernel-side object, as a VPP crash would.
+func (v *VPP) Close() {
+	v.plane.Close()
+}
+
+// on registers fn for messages of type T.
+func on[T api.Message](v *VPP, fn func(s *server.Session, req T) []api.Message) {
+	var zero T
+	v.handlers[zero.GetMessageName()] = func(s *server.Session, req api.Message) ([]api.Message, bool) {
+		typed, ok := req.(T)
+		if !ok {
+			return nil, false
+		}
+		return fn(s, typed), true
+	}
+}
+
+func one(m api.Message) []api.Message { return []api.Message{m} }
+
+func (v *VPP) iface(idx uint32) (*state.Interface, bool) {
+	i, ok := v.state.Interfaces[idx]
+	return i, ok
+}
