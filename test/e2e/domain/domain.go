@@ -27,7 +27,10 @@ type Config struct {
 	Nodes       int
 	// KernelInterfaceType is the forwarders' NSM_KERNEL_INTERFACE_TYPE.
 	KernelInterfaceType string
-	LogLevel            string
+	// LogLevel is the harness programs' NSM_LOG_LEVEL; ForwarderLogLevel the
+	// forwarders' (INFO when empty, the forwarder's own default).
+	LogLevel          string
+	ForwarderLogLevel string
 }
 
 // Node is one node's running programs.
@@ -77,6 +80,9 @@ func Start(ctx context.Context, cfg Config) (d *Domain, err error) {
 	}
 	if cfg.LogLevel == "" {
 		cfg.LogLevel = "INFO"
+	}
+	if cfg.ForwarderLogLevel == "" {
+		cfg.ForwarderLogLevel = "INFO"
 	}
 	d = &Domain{cfg: cfg}
 	defer func() {
@@ -194,7 +200,10 @@ func (d *Domain) startSimulator(ctx context.Context, node *Node, dir string) (er
 	if err != nil {
 		return err
 	}
-	return waitForFile(ctx, node.Simulator, node.APISocket)
+	if err = waitForFile(ctx, node.Simulator, node.APISocket); err != nil {
+		return err
+	}
+	return giveUplinkToSimulator(ctx, node)
 }
 
 func (d *Domain) startNsmgr(ctx context.Context, node *Node, dir string) (err error) {
@@ -204,6 +213,8 @@ func (d *Domain) startNsmgr(ctx context.Context, node *Node, dir string) (err er
 		Binary: d.cfg.Binaries.Nsmgr,
 		Env: []string{
 			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
+			"NODE_NAME=" + node.Name,
+			"POD_NAME=nsmgr-" + node.Name,
 			"NSM_NAME=nsmgr-" + node.Name,
 			"NSM_LISTEN_ON=unix://" + node.NsmgrSocket + "," +
 				fmt.Sprintf("tcp://%s", netip.AddrPortFrom(node.IP.Addr(), nsmgrPort)),
@@ -236,7 +247,7 @@ func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (er
 			"NSM_VPP_API_SOCKET=" + node.APISocket,
 			"NSM_VPP_INIT=NONE",
 			"NSM_KERNEL_INTERFACE_TYPE=" + d.cfg.KernelInterfaceType,
-			"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
+			"NSM_LOG_LEVEL=" + d.cfg.ForwarderLogLevel,
 		},
 		LogPath: filepath.Join(dir, "forwarder.log"),
 	})

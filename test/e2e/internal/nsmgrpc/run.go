@@ -31,6 +31,9 @@ func SignalContext(name, level string) (context.Context, context.CancelFunc, err
 		return nil, nil, fmt.Errorf("invalid log level %q: %w", level, err)
 	}
 	logrus.SetLevel(parsed)
+	// As in the stock commands: the sdk's chain tracer runs at DEBUG and
+	// above and needs tracing enabled to have somewhere to keep its state.
+	log.EnableTracing(true)
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	ctx = log.WithLog(ctx, logruslogger.New(ctx, map[string]interface{}{"cmd": name}))
 	return ctx, cancel, nil
