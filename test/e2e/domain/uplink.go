@@ -8,6 +8,8 @@ import (
 	"github.com/vishvananda/netns"
 	"go.fd.io/govpp"
 
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
 	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
 )
 
@@ -33,7 +35,9 @@ func giveUplinkToSimulator(ctx context.Context, node *Node) error {
 	}
 	defer conn.Disconnect()
 	tunnelIP := node.IP.Addr().AsSlice()
-	if _, err = vppinit.Run(ctx, conn, vppinit.AfPacket, tunnelIP, vppinit.WithNetlinkHandle(handle)); err != nil {
+	// Its progress lines would only clutter the demo; a failure is returned.
+	quiet := log.WithLog(ctx)
+	if _, err = vppinit.Run(quiet, conn, vppinit.AfPacket, tunnelIP, vppinit.WithNetlinkHandle(handle)); err != nil {
 		return fmt.Errorf("hand %s's uplink to its simulator: %w", node.Name, err)
 	}
 	return nil
