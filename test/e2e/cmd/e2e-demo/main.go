@@ -29,7 +29,12 @@ func main() {
 	flag.Parse()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
-	if err := run(ctx, *repo, *kernelType); err != nil {
+	err := run(ctx, *repo, *kernelType)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(os.Stderr, "\ndemo interrupted; everything it started has been torn down")
+		os.Exit(130)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "\ndemo failed:", err)
 		os.Exit(1)
 	}
