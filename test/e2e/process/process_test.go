@@ -1,0 +1,58 @@
+package process_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
+)
+
+func start(t *testing.T, script string) *process.Process {
+	t.Helper()
+	p, err := process.Start(process.Spec{
+		Name:    "sh",
+		Binary:  "/bin/sh",
+		Args:    []string{"-c", script},
+		LogPath: filepath.Join(t.TempDir(), "sh.log"),
+	})
+	require.NoError(t, err)
+	t.Cleanup(p.Kill)
+	return p
+}
+
+func TestStopTreatsDeathBySIGTERMAsClean(t *testing.T) {
+	p := start(t, "echo started; exec sleep 60")
+	require.Eventually(t, func() bool { return strings.Contains(p.LogTail(1), "started") }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, p.Stop(5*time.Second))
+	exited, _ := p.Exited()
+	require.True(t, exited)
+}
+
+func TestStopReportsAFailedShutdown(t *testing.T) {
+	p := start(t, "trap 'exit 3' TERM; echo ready; while :; do sleep 0.05; done")
+	require.Eventually(t, func() bool { return strings.Contains(p.LogTail(1), "ready") }, 5*time.Second, 10*time.Millisecond)
+	err := p.Stop(5 * time.Second)
+	require.ErrorContains(t, err, "exit status 3")
+}
+
+func TestStopKillsWhatIgnoresSIGTERM(t *testing.T) {
+	p := start(t, "trap '' TERM; echo ready; while :; do sleep 0.05; done")
+	require.Eventually(t, func() bool { return strings.Contains(p.LogTail(1), "ready") }, 5*time.Second, 10*time.Millisecond)
+	err := p.Stop(300 * time.Millisecond)
+	require.ErrorContains(t, err, "did not exit within")
+	exited, _ := p.Exited()
+	require.True(t, exited)
+}
+
+func TestTailReturnsTheLastLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	require.NoError(t, os.WriteFile(path, []byte("one\ntwo\nthree\n"), 0o600))
+	require.Equal(t, "two\nthree", process.Tail(path, 2))
+	require.Equal(t, "one\ntwo\nthree", process.Tail(path, 10))
+	require.Contains(t, process.Tail(filepath.Join(t.TempDir(), "missing"), 3), "no log")
+}
