@@ -106,6 +106,8 @@ func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain 
 		Nodes:               sc.nodes,
 		KernelInterfaceType: sc.kernelType,
 		LogLevel:            "DEBUG",
+		// Empty means the forwarder's own default (INFO).
+		ForwarderLogLevel: os.Getenv("E2E_FORWARDER_LOG_LEVEL"),
 	})
 	if err != nil {
 		t.Fatalf("domain did not come up (logs kept in %s): %v", workDir, err)

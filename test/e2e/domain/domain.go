@@ -65,12 +65,15 @@ type Timing struct {
 }
 
 const (
-	nsmgrPort     = 5001
-	registryPort  = 5002
-	startTimeout  = 60 * time.Second
-	stopGrace     = 15 * time.Second
-	pollInterval  = 200 * time.Millisecond
-	logTailLength = 40
+	nsmgrPort    = 5001
+	registryPort = 5002
+	startTimeout = 60 * time.Second
+	// connectTimeout bounds a client's first Request: the forwarder may spend
+	// seconds per Request waiting for VPP's stats socket, more on a busy CI.
+	connectTimeout = 2 * time.Minute
+	stopGrace      = 15 * time.Second
+	pollInterval   = 200 * time.Millisecond
+	logTailLength  = 40
 )
 
 // Start brings the domain up; on error everything started is torn down.

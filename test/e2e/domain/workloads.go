@@ -122,7 +122,7 @@ func (d *Domain) Connect(ctx context.Context, node *Node, name string, services 
 	}
 	c := &Client{Name: name, Pod: pod, Proc: proc, d: d}
 	d.clients = append(d.clients, c)
-	waitCtx, cancel := context.WithTimeout(ctx, startTimeout)
+	waitCtx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	if err = waitForFile(waitCtx, proc, connFile); err != nil {
 		return nil, err
