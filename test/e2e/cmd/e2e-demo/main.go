@@ -29,7 +29,8 @@ func main() {
 	flag.Parse()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
-	err := run(ctx, *repo, *kernelType)
+	out := newReport(os.Stdout)
+	err := run(ctx, out, *repo, *kernelType)
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintln(os.Stderr, "\ndemo interrupted; everything it started has been torn down")
@@ -38,9 +39,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "\ndemo failed:", err)
 		os.Exit(1)
 	}
+	out.verdict()
 }
 
-func run(ctx context.Context, repo, kernelType string) (err error) {
+func run(ctx context.Context, out *report, repo, kernelType string) (err error) {
 	root, err := filepath.Abs(repo)
 	if err != nil {
 		return err
@@ -48,7 +50,6 @@ func run(ctx context.Context, repo, kernelType string) (err error) {
 	if err = topology.SweepStale(netnsBase); err != nil {
 		return err
 	}
-	out := newReport(os.Stdout)
 	start := time.Now()
 	bins, err := domain.Build(ctx, root, filepath.Join(root, ".cache", "e2e", "bin"))
 	if err != nil {

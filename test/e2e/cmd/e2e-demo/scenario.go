@@ -57,9 +57,12 @@ func connectAndPing(ctx context.Context, d *domain.Domain, out *report) error {
 			out.simulator(ctx, d, node)
 		}
 		for _, dst := range ipc.GetDstIpAddrs() {
-			if err = out.ping(ctx, client.Pod.Netns, ifname, netip.MustParsePrefix(dst).Addr().String()); err != nil {
-				return err
+			addr := netip.MustParsePrefix(dst).Addr().String()
+			received, pingErr := out.ping(ctx, client.Pod.Netns, ifname, addr)
+			if pingErr != nil {
+				return pingErr
 			}
+			out.pings = append(out.pings, fmt.Sprintf("%s to %s: %s", c.name, addr, received))
 		}
 		start = time.Now()
 		if err = client.Close(); err != nil {
@@ -73,8 +76,9 @@ func connectAndPing(ctx context.Context, d *domain.Domain, out *report) error {
 	return nil
 }
 
-// ping runs the system ping from a pod and prints its summary lines.
-func (r *report) ping(ctx context.Context, netns, ifname, dst string) error {
+// ping runs the system ping from a pod, prints its summary lines and
+// returns its packet count line.
+func (r *report) ping(ctx context.Context, netns, ifname, dst string) (string, error) {
 	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", netns, "ping", "-c", "3", "-i", "0.2", "-W", "2", "-I", ifname, dst)
 	output, err := cmd.CombinedOutput()
 	lines := strings.Split(strings.TrimSpace(string(output)), "\n")
@@ -87,9 +91,10 @@ func (r *report) ping(ctx context.Context, netns, ifname, dst string) error {
 		fmt.Fprintf(r.w, "    %s\n", l)
 	}
 	if err != nil {
-		return fmt.Errorf("ping %s failed: %w\n%s", dst, err, output)
+		return "", fmt.Errorf("ping %s failed: %w\n%s", dst, err, output)
 	}
-	return nil
+	counts, _, _ := strings.Cut(summary[0], ", time")
+	return counts, nil
 }
 
 // kernel prints the NSM interfaces of a namespace.
