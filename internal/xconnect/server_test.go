@@ -52,7 +52,7 @@ type harness struct {
 
 // newHarness runs the forwarder endpoint in-process on a test VPP, connecting onward to hop. The
 // test plays nsmgr: it calls the endpoint directly with the next hop's URL already chosen.
-func newHarness(t *testing.T, kind kernelif.Kind, hop *nextHop) *harness {
+func newHarness(t *testing.T, kind kernelif.Kind, hop *nextHop, opts ...xconnect.Option) *harness {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -62,14 +62,14 @@ func newHarness(t *testing.T, kind kernelif.Kind, hop *nextHop) *harness {
 	// waiting seconds for /run/vpp/stats.sock.
 	noStats := filepath.Join(t.TempDir(), "stats.sock")
 	require.NoError(t, os.WriteFile(noStats, nil, 0o600))
-	forwarder, err := xconnect.NewServer(ctx, sandbox.GenerateTestToken, vpp, tunnelIP,
+	forwarder, err := xconnect.NewServer(ctx, sandbox.GenerateTestToken, vpp, tunnelIP, append([]xconnect.Option{
 		xconnect.WithName("forwarder"),
 		xconnect.WithKernelInterface(kind),
 		xconnect.WithVxlanOptions(vxlan.WithPort(testVxlanPort)),
 		xconnect.WithDialOptions(sandbox.DialOptions()...),
-		xconnect.WithDialTimeout(5*time.Second),
+		xconnect.WithDialTimeout(5 * time.Second),
 		xconnect.WithMetricsOptions(metrics.WithSocket(noStats)),
-	)
+	}, opts...)...)
 	require.NoError(t, err)
 	return &harness{ctx: clienturlctx.WithClientURL(ctx, hopURL), vpp: vpp, forwarder: forwarder, hop: hop}
 }
