@@ -15,6 +15,7 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/cls"
 	kernelmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
+	vlanmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/vlan"
 	vxlanmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/vxlan"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
 	"github.com/networkservicemesh/govpp/binapi/af_packet"
@@ -257,4 +258,42 @@ func TestVxlanRequestAndClose(t *testing.T) {
 	require.False(t, removed[1].IsAdd)
 	require.Equal(t, tunnel.Vni, removed[1].Vni)
 	require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+}
+
+func TestVlanRequestUsesTheSelectedDeviceAndClose(t *testing.T) {
+	const vlanID = 100
+	nscNS := newTestNetNS(t)
+	hop := &nextHop{mechanismType: vlanmech.MECHANISM, remote: true, configure: func(m *networkservice.Mechanism) {
+		vlanmech.ToMechanism(m).SetVlanID(vlanID)
+	}}
+	h := newHarness(t, kernelif.Tap, hop, xconnect.WithVlanDomainToDevice(map[string]string{"gw0": "uplink"}))
+	request := kernelRequest("conn-vlan", nscNS, "nsc-1", payload.Ethernet)
+	request.GetConnection().Labels = map[string]string{"via": "gw0"}
+
+	conn := h.request(t, request)
+
+	subInterfaces := sentOfType[*interfaces.CreateVlanSubif](h.vpp)
+	require.Len(t, subInterfaces, 1)
+	require.Equal(t, uint32(vlanID), subInterfaces[0].VlanID)
+	require.Equal(t, uplinkIndex(t, h.vpp), subInterfaces[0].SwIfIndex, "the sub-interface must sit on the device selected for via=gw0")
+
+	h.close(t, conn)
+
+	require.Len(t, sentOfType[*interfaces.DeleteSubif](h.vpp), 1)
+	require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+}
+
+func TestVlanRequestWithUnknownViaIsRefused(t *testing.T) {
+	nscNS := newTestNetNS(t)
+	hop := &nextHop{mechanismType: vlanmech.MECHANISM, remote: true, configure: func(m *networkservice.Mechanism) {
+		vlanmech.ToMechanism(m).SetVlanID(100)
+	}}
+	h := newHarness(t, kernelif.Tap, hop, xconnect.WithVlanDomainToDevice(map[string]string{"gw0": "uplink"}))
+	request := kernelRequest("conn-vlan-unknown", nscNS, "nsc-1", payload.Ethernet)
+	request.GetConnection().Labels = map[string]string{"via": "gw9"}
+
+	_, err := h.forwarder.Request(h.ctx, request)
+	require.ErrorContains(t, err, "gw9")
+	require.Empty(t, sentOfType[*interfaces.CreateVlanSubif](h.vpp))
+	require.Nil(t, linkIn(t, nscNS, "nsc-1"), "a refused Request must leave nothing behind")
 }

@@ -3,12 +3,14 @@ package xconnect_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"reflect"
 	"sync"
 	"testing"
 
 	"github.com/pkg/errors"
+	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"go.fd.io/govpp/api"
@@ -37,6 +39,27 @@ func startTestVPP(t *testing.T, tunnelIP net.IP) testVPP {
 	uplink := vpp.allocate("host-uplink")
 	vpp.interfaces[uplink].addresses = []*net.IPNet{{IP: tunnelIP, Mask: net.CIDRMask(24, 8*len(tunnelIP.To4()))}}
 	return vpp
+}
+
+// uplinkIndex asks VPP which interface holds the tunnel IP.
+func uplinkIndex(t *testing.T, vpp testVPP) interface_types.InterfaceIndex {
+	t.Helper()
+	ctx := context.Background()
+	dump, err := interfaces.NewServiceClient(vpp).SwInterfaceDump(ctx, &interfaces.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
+	require.NoError(t, err)
+	for details, err := dump.Recv(); err != io.EOF; details, err = dump.Recv() {
+		require.NoError(t, err)
+		addresses, err := ip.NewServiceClient(vpp).IPAddressDump(ctx, &ip.IPAddressDump{SwIfIndex: details.SwIfIndex, IsIPv6: tunnelIP.To4() == nil})
+		require.NoError(t, err)
+		for address, err := addresses.Recv(); err != io.EOF; address, err = addresses.Recv() {
+			require.NoError(t, err)
+			if types.FromVppAddressWithPrefix(address.Prefix).IP.Equal(tunnelIP) {
+				return details.SwIfIndex
+			}
+		}
+	}
+	t.Fatalf("no VPP interface holds %s", tunnelIP)
+	return 0
 }
 
 // sentOfType returns the requests of type T the VPP received, in order.
