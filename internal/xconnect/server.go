@@ -56,6 +56,7 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/expiry"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
+	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
 )
 
 // NewServer returns the forwarder endpoint. tunnelIP is the node's address for vxlan,
@@ -79,6 +80,7 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 		endpoint.WithAdditionalFunctionality(
 			// First behind authorize, so that it covers every element that holds resources.
 			expiry.NewServer(ctx, o.expiryOptions...),
+			requestcheck.NewServer(),
 			recvfd.NewServer(),
 			sendfd.NewServer(),
 			discover.NewServer(nsClient, nseClient),

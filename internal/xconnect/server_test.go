@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
@@ -296,4 +298,17 @@ func TestVlanRequestWithUnknownViaIsRefused(t *testing.T) {
 	require.ErrorContains(t, err, "gw9")
 	require.Empty(t, sentOfType[*interfaces.CreateVlanSubif](h.vpp))
 	require.Nil(t, linkIn(t, nscNS, "nsc-1"), "a refused Request must leave nothing behind")
+}
+
+func TestMalformedRequestIsRefusedBeforeVPPIsTouched(t *testing.T) {
+	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
+	h := newHarness(t, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
+	request := kernelRequest("conn-bad", nscNS, "nsc-1", payload.IP)
+	request.GetConnection().GetContext().GetIpContext().SrcIpAddrs = []string{"172.16.0.1"}
+
+	_, err := h.forwarder.Request(h.ctx, request)
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	require.Contains(t, err.Error(), `"172.16.0.1"`)
+	require.Empty(t, sentOfType[*tapv2.TapCreateV3](h.vpp))
+	require.Nil(t, linkIn(t, nscNS, "nsc-1"))
 }
