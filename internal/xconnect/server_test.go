@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
+	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -19,6 +20,7 @@ import (
 	kernelmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 	vlanmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/vlan"
 	vxlanmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/vxlan"
+	wireguardmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/wireguard"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
 	"github.com/networkservicemesh/govpp/binapi/af_packet"
 	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
@@ -26,6 +28,7 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/l3xc"
 	"github.com/networkservicemesh/govpp/binapi/tapv2"
 	vxlanapi "github.com/networkservicemesh/govpp/binapi/vxlan"
+	wireguardapi "github.com/networkservicemesh/govpp/binapi/wireguard"
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/vxlan"
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/metrics"
 	"github.com/networkservicemesh/sdk-vpp/pkg/tools/types"
@@ -310,5 +313,34 @@ func TestMalformedRequestIsRefusedBeforeVPPIsTouched(t *testing.T) {
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.Contains(t, err.Error(), `"172.16.0.1"`)
 	require.Empty(t, sentOfType[*tapv2.TapCreateV3](h.vpp))
+	require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+}
+
+func TestWireguardRequestAndClose(t *testing.T) {
+	nscNS := newTestNetNS(t)
+	remoteKey, err := wgtypes.GeneratePrivateKey()
+	require.NoError(t, err)
+	hop := &nextHop{mechanismType: wireguardmech.MECHANISM, remote: true, configure: func(m *networkservice.Mechanism) {
+		wireguardmech.ToMechanism(m).SetDstIP(remoteIP).SetDstPublicKey(remoteKey.PublicKey().String()).SetDstPort(51820)
+	}}
+	h := newHarness(t, kernelif.Tap, hop)
+
+	conn := h.request(t, kernelRequest("conn-wg", nscNS, "nsc-1", payload.IP))
+
+	wgInterfaces := sentOfType[*wireguardapi.WireguardInterfaceCreate](h.vpp)
+	require.Len(t, wgInterfaces, 1)
+	require.Equal(t, types.ToVppAddress(tunnelIP), wgInterfaces[0].Interface.SrcIP, "the tunnel starts at the node's tunnel IP")
+	peers := sentOfType[*wireguardapi.WireguardPeerAdd](h.vpp)
+	require.Len(t, peers, 1)
+	require.Equal(t, types.ToVppAddress(remoteIP), peers[0].Peer.Endpoint)
+	require.Equal(t, uint16(51820), peers[0].Peer.Port)
+	publicKey := remoteKey.PublicKey()
+	require.Equal(t, publicKey[:], peers[0].Peer.PublicKey)
+	requireKernelEnd(t, nscNS, "nsc-1", "server-conn-wg", nscAddress)
+
+	h.close(t, conn)
+
+	require.Len(t, sentOfType[*wireguardapi.WireguardPeerRemove](h.vpp), 1)
+	require.Len(t, sentOfType[*wireguardapi.WireguardInterfaceDelete](h.vpp), 1)
 	require.Nil(t, linkIn(t, nscNS, "nsc-1"))
 }
