@@ -1,6 +1,7 @@
 package xconnect_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -8,10 +9,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	memifmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/memif"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
 	"github.com/networkservicemesh/govpp/binapi/af_packet"
 	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
 	"github.com/networkservicemesh/govpp/binapi/l3xc"
+	memifapi "github.com/networkservicemesh/govpp/binapi/memif"
 	"github.com/networkservicemesh/govpp/binapi/tapv2"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
@@ -109,4 +113,33 @@ func TestMalformedRequestIsRefusedBeforeVPPIsTouched(t *testing.T) {
 	require.Contains(t, err.Error(), `"172.16.0.1"`)
 	require.Empty(t, sentOfType[*tapv2.TapCreateV3](h.vpp))
 	require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+}
+
+func TestMemifRequestAndClose(t *testing.T) {
+	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
+	h := newHarness(t, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
+	request := kernelRequest("conn-memif", nscNS, "nsc-1", payload.IP)
+	request.MechanismPreferences = []*networkservice.Mechanism{memifmech.NewAbstract(nscNS)}
+
+	conn := h.request(t, request)
+
+	sockets := sentOfType[*memifapi.MemifSocketFilenameAddDelV2](h.vpp)
+	require.Len(t, sockets, 1)
+	require.True(t, sockets[0].IsAdd)
+	require.True(t, strings.HasPrefix(sockets[0].SocketFilename, "abstract:"), "an abstract socket, got %q", sockets[0].SocketFilename)
+	require.True(t, strings.HasSuffix(sockets[0].SocketFilename, ",netns_name="+nscNS), "the socket must live in the client's namespace, got %q", sockets[0].SocketFilename)
+	memifs := sentOfType[*memifapi.MemifCreate](h.vpp)
+	require.Len(t, memifs, 1)
+	require.Equal(t, memifapi.MEMIF_ROLE_API_MASTER, memifs[0].Role, "the forwarder serves the client's memif")
+	require.Equal(t, memifapi.MEMIF_MODE_API_IP, memifs[0].Mode)
+	require.Equal(t, memifmech.MECHANISM, conn.GetMechanism().GetType())
+	requireKernelEnd(t, nseNS, "nse-1", "client-conn-memif", nseAddress)
+
+	h.close(t, conn)
+
+	require.Len(t, sentOfType[*memifapi.MemifDelete](h.vpp), 1)
+	removedSockets := sentOfType[*memifapi.MemifSocketFilenameAddDelV2](h.vpp)
+	require.Len(t, removedSockets, 2)
+	require.False(t, removedSockets[1].IsAdd)
+	require.Nil(t, linkIn(t, nseNS, "nse-1"))
 }
