@@ -9,6 +9,7 @@ import (
 	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/cls"
 	ipsecmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/ipsec"
 	vlanmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/vlan"
 	vxlanmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/vxlan"
@@ -154,4 +155,38 @@ func TestIPSecRequestAndClose(t *testing.T) {
 	require.True(t, profiles[0].IsAdd)
 	require.False(t, profiles[1].IsAdd, "the IKEv2 profile must be removed")
 	require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+}
+
+// The forwarder on the endpoint's node receives the vxlan mechanism from the client's forwarder
+// (through nsmgr) and completes it with its own end.
+func TestIncomingVxlanRequestAndClose(t *testing.T) {
+	nseNS := newTestNetNS(t)
+	h := newHarness(t, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
+	request := kernelRequest("conn-vxlan-in", "", "", payload.Ethernet)
+	incoming := &networkservice.Mechanism{Cls: cls.REMOTE, Type: vxlanmech.MECHANISM, Parameters: map[string]string{}}
+	vxlanmech.ToMechanism(incoming).SetSrcIP(remoteIP).SetSrcPort(testVxlanPort)
+	request.MechanismPreferences = []*networkservice.Mechanism{incoming}
+
+	conn := h.request(t, request)
+
+	accepted := vxlanmech.ToMechanism(conn.GetMechanism())
+	require.NotNil(t, accepted)
+	require.True(t, accepted.DstIP().Equal(tunnelIP), "the forwarder answers with its tunnel IP")
+	require.Equal(t, testVxlanPort, accepted.DstPort(), "port from WithVxlanOptions")
+	require.NotZero(t, accepted.VNI())
+
+	tunnels := sentOfType[*vxlanapi.VxlanAddDelTunnelV3](h.vpp)
+	require.Len(t, tunnels, 1)
+	require.Equal(t, types.ToVppAddress(tunnelIP), tunnels[0].SrcAddress)
+	require.Equal(t, types.ToVppAddress(remoteIP), tunnels[0].DstAddress)
+	require.Equal(t, accepted.VNI(), tunnels[0].Vni)
+	require.Equal(t, testVxlanPort, tunnels[0].DstPort)
+	requireKernelEnd(t, nseNS, "nse-1", "client-conn-vxlan-in", nseAddress)
+
+	h.close(t, conn)
+
+	removed := sentOfType[*vxlanapi.VxlanAddDelTunnelV3](h.vpp)
+	require.Len(t, removed, 2)
+	require.False(t, removed[1].IsAdd)
+	require.Nil(t, linkIn(t, nseNS, "nse-1"))
 }
