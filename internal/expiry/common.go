@@ -74,7 +74,7 @@ func (s *expiryServer) disarm(state *connState) {
 // arm (re)starts the timer for the expiry the previous hop granted. Call with state locked. The
 // Close it may fire later carries the values of this Request's context (chain position, per
 // connection metadata, clock) but not its cancellation.
-func (s *expiryServer) arm(ctx context.Context, state *connState, conn *networkservice.Connection) {
+func (s *expiryServer) arm(ctx context.Context, id string, state *connState, conn *networkservice.Connection) {
 	s.disarm(state)
 	expires := conn.GetPrevPathSegment().GetExpires()
 	if expires == nil {
@@ -95,14 +95,14 @@ func (s *expiryServer) arm(ctx context.Context, state *connState, conn *networks
 			return
 		case <-fired:
 		}
-		s.expire(closeCtx, state, generation, conn)
+		s.expire(closeCtx, id, state, generation, conn)
 	}()
 }
 
 // expire releases the data plane of a connection whose regular Close never reached this element.
-func (s *expiryServer) expire(closeCtx context.Context, armedState *connState, generation uint64, conn *networkservice.Connection) {
-	state := s.lock(conn.GetId())
-	defer s.unlock(conn.GetId(), state)
+func (s *expiryServer) expire(closeCtx context.Context, id string, armedState *connState, generation uint64, conn *networkservice.Connection) {
+	state := s.lock(id)
+	defer s.unlock(id, state)
 	if state != armedState || state.generation != generation {
 		return
 	}
@@ -111,8 +111,8 @@ func (s *expiryServer) expire(closeCtx context.Context, armedState *connState, g
 	ctx, cancel := clock.FromContext(closeCtx).WithTimeout(closeCtx, s.options.closeTimeout)
 	defer cancel()
 	logger := log.FromContext(ctx).WithField("expiry", "release")
-	logger.Warnf("connection %s expired and no Close reached the data plane: releasing it", conn.GetId())
+	logger.Warnf("connection %s expired and no Close reached the data plane: releasing it", id)
 	if _, err := next.Server(ctx).Close(ctx, conn); err != nil {
-		logger.Errorf("releasing expired connection %s: %v", conn.GetId(), err)
+		logger.Errorf("releasing expired connection %s: %v", id, err)
 	}
 }
