@@ -13,7 +13,8 @@ import (
 )
 
 // newKernelContextServer applies the connection's IP context to the client's kernel interface.
-// Policy routing is the one line that differs from sdk-kernel's connectioncontextkernel.
+// It is sdk-kernel's connectioncontextkernel server spelled out so that policy routing (iprule)
+// stays a single line to swap for this project's policy-route element.
 func newKernelContextServer() networkservice.NetworkServiceServer {
 	return chain.NewNetworkServiceServer(
 		mtu.NewServer(),
