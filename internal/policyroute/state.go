@@ -1,0 +1,224 @@
+package policyroute
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+
+	"github.com/pkg/errors"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// dumpRetries bounds re-reads when a dump was interrupted by a concurrent change (other chain elements write
+// routes into the same namespace at the same time).
+const dumpRetries = 5
+
+// ipv6DefaultMetric is the metric the kernel gives an IPv6 route added without one.
+const ipv6DefaultMetric = 1024
+
+// kernelRule is an ip rule in the shape a policy produces: a selector that looks up one table.
+type kernelRule struct {
+	family   int
+	sel      selector
+	table    uint32
+	priority uint32
+	protocol uint8
+	// plain is false for rules matching on anything a policy cannot express; those are never ours to change.
+	plain bool
+}
+
+func (r *kernelRule) String() string {
+	return fmt.Sprintf("rule family %d %s priority %d table %d proto %d", r.family, r.sel.key(), r.priority, r.table, r.protocol)
+}
+
+func ruleFromNetlink(r *netlink.Rule) kernelRule {
+	out := kernelRule{
+		family:   r.Family,
+		table:    uint32(r.Table),
+		priority: uint32(r.Priority),
+		protocol: r.Protocol,
+		sel:      selector{proto: r.IPProto},
+	}
+	if r.Src != nil {
+		out.sel.src = &net.IPNet{IP: normalizeIP(r.Src.IP), Mask: r.Src.Mask}
+	}
+	if r.Sport != nil {
+		out.sel.sport = portRange{start: r.Sport.Start, end: r.Sport.End}
+	}
+	if r.Dport != nil {
+		out.sel.dport = portRange{start: r.Dport.Start, end: r.Dport.End}
+	}
+	out.plain = r.Dst == nil && r.Mark == 0 && r.Mask == nil && r.Tos == 0 && r.TunID == 0 && r.Goto < 0 &&
+		r.IifName == "" && r.OifName == "" && r.SuppressIfgroup < 0 && r.SuppressPrefixlen < 0 && !r.Invert &&
+		r.UIDRange == nil && r.Flow < 0
+	return out
+}
+
+func (r *kernelRule) addOp() writeOp {
+	return writeOp{msgType: unix.RTM_NEWRULE, flags: unix.NLM_F_CREATE | unix.NLM_F_EXCL, payload: r.serialize(), what: r}
+}
+
+func (r *kernelRule) deleteOp() writeOp {
+	return writeOp{msgType: unix.RTM_DELRULE, payload: r.serialize(), alreadyDone: unix.ENOENT, what: r}
+}
+
+func (r *kernelRule) serialize() []byte {
+	msg := &nl.RtMsg{RtMsg: unix.RtMsg{Family: uint8(r.family), Table: unix.RT_TABLE_UNSPEC, Type: unix.RTN_UNICAST}}
+	attrs := []*nl.RtAttr{
+		uint32Attr(nl.FRA_PRIORITY, r.priority),
+		uint32Attr(nl.FRA_TABLE, r.table),
+		nl.NewRtAttr(nl.FRA_PROTOCOL, []byte{r.protocol}),
+	}
+	if r.sel.src != nil {
+		ones, _ := r.sel.src.Mask.Size()
+		msg.Src_len = uint8(ones)
+		attrs = append(attrs, nl.NewRtAttr(nl.FRA_SRC, r.sel.src.IP))
+	}
+	if r.sel.proto != 0 {
+		attrs = append(attrs, nl.NewRtAttr(nl.FRA_IP_PROTO, []byte{uint8(r.sel.proto)}))
+	}
+	if r.sel.sport != (portRange{}) {
+		attrs = append(attrs, portRangeAttr(nl.FRA_SPORT_RANGE, r.sel.sport))
+	}
+	if r.sel.dport != (portRange{}) {
+		attrs = append(attrs, portRangeAttr(nl.FRA_DPORT_RANGE, r.sel.dport))
+	}
+	return serialize(msg, attrs...)
+}
+
+func portRangeAttr(attrType int, p portRange) *nl.RtAttr {
+	b := make([]byte, 4)
+	binary.NativeEndian.PutUint16(b[0:2], p.start)
+	binary.NativeEndian.PutUint16(b[2:4], p.end)
+	return nl.NewRtAttr(attrType, b)
+}
+
+// kernelRoute is a route in one of our candidate tables.
+type kernelRoute struct {
+	family   int
+	table    uint32
+	dst      *net.IPNet
+	gw       net.IP
+	oif      int
+	priority int
+	protocol uint8
+	// plain is true for a single-next-hop unicast route with nothing set but what this package sets.
+	plain bool
+}
+
+func (r *kernelRoute) String() string {
+	return fmt.Sprintf("route table %d %s via %v dev %d metric %d proto %d", r.table, r.dst, r.gw, r.oif, r.priority, r.protocol)
+}
+
+// key identifies a route within a table the way the kernel does when replacing: destination and metric.
+func (r *kernelRoute) key() string {
+	return fmt.Sprintf("%s|%d", r.dst, r.priority)
+}
+
+func routeFromNetlink(r *netlink.Route) kernelRoute {
+	out := kernelRoute{
+		family:   r.Family,
+		table:    uint32(r.Table),
+		dst:      r.Dst,
+		oif:      r.LinkIndex,
+		priority: r.Priority,
+		protocol: uint8(r.Protocol),
+	}
+	if out.dst == nil {
+		out.dst = defaultRoute(r.Family).dst
+	} else {
+		out.dst = &net.IPNet{IP: normalizeIP(r.Dst.IP), Mask: r.Dst.Mask}
+	}
+	if r.Gw != nil {
+		out.gw = normalizeIP(r.Gw)
+	}
+	out.plain = r.Type == unix.RTN_UNICAST && r.Scope == netlink.SCOPE_UNIVERSE && len(r.MultiPath) == 0 &&
+		r.Src == nil && r.Encap == nil && r.Via == nil && r.NewDst == nil && r.Tos == 0 && r.Realm == 0 &&
+		r.MTU == 0 && r.AdvMSS == 0 && r.Hoplimit == 0 && (r.Gw == nil || r.Flags&unix.RTNH_F_ONLINK != 0)
+	return out
+}
+
+func (r *kernelRoute) equal(o *kernelRoute) bool {
+	return r.plain && o.plain && r.oif == o.oif && r.gw.Equal(o.gw) && r.protocol == o.protocol
+}
+
+func (r *kernelRoute) replaceOp() writeOp {
+	return writeOp{msgType: unix.RTM_NEWROUTE, flags: unix.NLM_F_CREATE | unix.NLM_F_REPLACE, payload: r.serialize(unix.RT_SCOPE_UNIVERSE, unix.RTN_UNICAST), what: r}
+}
+
+func (r *kernelRoute) deleteOp() writeOp {
+	return writeOp{msgType: unix.RTM_DELROUTE, payload: r.serialize(unix.RT_SCOPE_NOWHERE, unix.RTN_UNSPEC), alreadyDone: unix.ESRCH, what: r}
+}
+
+func (r *kernelRoute) serialize(scope, routeType uint8) []byte {
+	ones, _ := r.dst.Mask.Size()
+	msg := &nl.RtMsg{RtMsg: unix.RtMsg{
+		Family: uint8(r.family), Dst_len: uint8(ones), Table: unix.RT_TABLE_UNSPEC,
+		Protocol: r.protocol, Scope: scope, Type: routeType,
+	}}
+	attrs := []*nl.RtAttr{
+		uint32Attr(unix.RTA_TABLE, r.table),
+		nl.NewRtAttr(unix.RTA_DST, r.dst.IP),
+		uint32Attr(unix.RTA_OIF, uint32(r.oif)),
+	}
+	if r.gw != nil {
+		msg.Flags = unix.RTNH_F_ONLINK
+		attrs = append(attrs, nl.NewRtAttr(unix.RTA_GATEWAY, r.gw))
+	}
+	if r.priority != 0 {
+		attrs = append(attrs, uint32Attr(unix.RTA_PRIORITY, uint32(r.priority)))
+	}
+	return serialize(msg, attrs...)
+}
+
+// listRules returns the rules pointing into [first, first+count), both families, in one dump.
+func (n *namespace) listRules(o *options) ([]kernelRule, error) {
+	var rules []netlink.Rule
+	err := retryInterrupted(func() (err error) {
+		rules, err = n.handle.RuleList(netlink.FAMILY_ALL)
+		return err
+	})
+	if err != nil {
+		return nil, errors.Wrap(err, "failed to list ip rules")
+	}
+	var out []kernelRule
+	for i := range rules {
+		if o.inRange(uint32(rules[i].Table)) {
+			out = append(out, ruleFromNetlink(&rules[i]))
+		}
+	}
+	return out, nil
+}
+
+// listRoutes dumps routes of both families matching filter; the kernel applies the table, link and protocol
+// filters itself because the handle has strict checking on.
+func (n *namespace) listRoutes(o *options, filter *netlink.Route, mask uint64) ([]kernelRoute, error) {
+	var out []kernelRoute
+	err := retryInterrupted(func() error {
+		out = out[:0]
+		return n.handle.RouteListFilteredIter(netlink.FAMILY_ALL, filter, mask|netlink.RT_FILTER_TABLE, func(r netlink.Route) bool {
+			if r.Family == unix.AF_INET || r.Family == unix.AF_INET6 {
+				if o.inRange(uint32(r.Table)) {
+					out = append(out, routeFromNetlink(&r))
+				}
+			}
+			return true
+		})
+	})
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return nil, errors.Wrapf(err, "failed to list routes (table %d, dev %d)", filter.Table, filter.LinkIndex)
+	}
+	return out, nil
+}
+
+func retryInterrupted(dump func() error) error {
+	var err error
+	for range dumpRetries {
+		if err = dump(); !errors.Is(err, netlink.ErrDumpInterrupted) {
+			return err
+		}
+	}
+	return err
+}
