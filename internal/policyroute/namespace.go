@@ -12,12 +12,14 @@ import (
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/tools/nshandle"
 )
 
-// namespace is one Request's view of a client network namespace: a netlink handle for dumps (with strict
-// checking, so the kernel filters by table and link instead of sending everything) and a socket for batched writes.
+// namespace is one Request's view of a client network namespace: a netlink handle for route dumps (with strict
+// checking, so the kernel filters by table and link instead of sending everything), one for rule dumps (the
+// library's rule dump request does not pass strict checking) and a socket for batched writes.
 type namespace struct {
-	id     string
-	handle *netlink.Handle
-	writer *batchWriter
+	id         string
+	handle     *netlink.Handle
+	ruleHandle *netlink.Handle
+	writer     *batchWriter
 }
 
 func openNamespace(netnsURL string) (*namespace, error) {
@@ -35,16 +37,23 @@ func openNamespace(netnsURL string) (*namespace, error) {
 		handle.Close()
 		return nil, errors.Wrap(err, "failed to enable netlink strict checking")
 	}
+	ruleHandle, err := netlink.NewHandleAt(nsHandle, unix.NETLINK_ROUTE)
+	if err != nil {
+		handle.Close()
+		return nil, errors.Wrapf(err, "failed to open a netlink handle in %s", netnsURL)
+	}
 	socket, err := nl.GetNetlinkSocketAt(nsHandle, netns.None(), unix.NETLINK_ROUTE)
 	if err != nil {
 		handle.Close()
+		ruleHandle.Close()
 		return nil, errors.Wrapf(err, "failed to open a netlink socket in %s", netnsURL)
 	}
-	return &namespace{id: nsHandle.UniqueId(), handle: handle, writer: newBatchWriter(socket)}, nil
+	return &namespace{id: nsHandle.UniqueId(), handle: handle, ruleHandle: ruleHandle, writer: newBatchWriter(socket)}, nil
 }
 
 func (n *namespace) Close() {
 	n.handle.Close()
+	n.ruleHandle.Close()
 	n.writer.Close()
 }
 

@@ -177,7 +177,7 @@ func (r *kernelRoute) serialize(scope, routeType uint8) []byte {
 func (n *namespace) listRules(o *options) ([]kernelRule, error) {
 	var rules []netlink.Rule
 	err := retryInterrupted(func() (err error) {
-		rules, err = n.handle.RuleList(netlink.FAMILY_ALL)
+		rules, err = n.ruleHandle.RuleList(netlink.FAMILY_ALL)
 		return err
 	})
 	if err != nil {
