@@ -3,7 +3,6 @@ package policyroute
 import (
 	"fmt"
 
-	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -220,13 +219,13 @@ func (r *reconciler) planPolicies(p *plan, policies []policy, tables []uint32) e
 	return nil
 }
 
+// desiredRoute gives every route of a table the table ID as its metric. The kernel hashes IPv4 next-hop info
+// without the table but compares the table, so routes through one link with one metric in thousands of tables
+// share a single hash chain and every insert walks all of them; a per-table metric spreads them out. Within a
+// table all our routes have the same metric, so lookups are unaffected.
 func (r *reconciler) desiredRoute(table uint32, want route) *kernelRoute {
-	priority := 0
-	if want.family == unix.AF_INET6 {
-		priority = ipv6DefaultMetric
-	}
 	return &kernelRoute{family: want.family, table: table, dst: want.dst, gw: want.gw, oif: r.link,
-		priority: priority, protocol: r.opts.protocol, plain: true}
+		priority: int(table), protocol: r.opts.protocol, plain: true}
 }
 
 // planLeftovers removes what the kernel proves is this connection's but is no longer wanted: our routes through

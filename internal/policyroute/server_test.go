@@ -41,7 +41,7 @@ func manyPolicies(count int) []*networkservice.PolicyRoute {
 	for i := range count {
 		policies = append(policies, &networkservice.PolicyRoute{
 			From:    fmt.Sprintf("172.16.%d.%d/32", i/250, i%250+1),
-			Proto:   "udp",
+			Proto:   "17",
 			DstPort: fmt.Sprintf("%d", 1000+i%60000),
 			Routes:  []*networkservice.Route{{Prefix: fmt.Sprintf("10.%d.%d.0/24", i/250, i%250), NextHop: "172.16.255.1"}},
 		})

@@ -15,9 +15,6 @@ import (
 // routes into the same namespace at the same time).
 const dumpRetries = 5
 
-// ipv6DefaultMetric is the metric the kernel gives an IPv6 route added without one.
-const ipv6DefaultMetric = 1024
-
 // kernelRule is an ip rule in the shape a policy produces: a selector that looks up one table.
 type kernelRule struct {
 	family   int
@@ -56,8 +53,10 @@ func ruleFromNetlink(r *netlink.Rule) kernelRule {
 	return out
 }
 
+// addOp leaves out NLM_F_EXCL: the caller saw in a dump, under the namespace lock, that the rule is missing,
+// and with the flag the kernel compares the new rule with every existing one, which is quadratic at scale.
 func (r *kernelRule) addOp() writeOp {
-	return writeOp{msgType: unix.RTM_NEWRULE, flags: unix.NLM_F_CREATE | unix.NLM_F_EXCL, payload: r.serialize(), what: r}
+	return writeOp{msgType: unix.RTM_NEWRULE, flags: unix.NLM_F_CREATE, payload: r.serialize(), what: r}
 }
 
 func (r *kernelRule) deleteOp() writeOp {
