@@ -12,8 +12,8 @@ import (
 )
 
 const (
-	// batchSize bounds the messages in flight so their acknowledgements fit the socket's receive buffer;
-	// the kernel drops acknowledgements that do not fit.
+	// batchSize bounds the messages per sendmsg so that even if all fail, their error replies fit the socket's
+	// receive buffer; the kernel drops replies that do not fit.
 	batchSize      = 128
 	receiveTimeout = 10 * time.Second
 )
@@ -28,18 +28,18 @@ type writeOp struct {
 	what        fmt.Stringer
 }
 
-// batchWriter sends many rtnetlink writes per sendmsg and then collects their acknowledgements, instead of one
-// round trip per write: the kernel processes every message of a buffer in order and acknowledges each.
+// batchWriter sends many rtnetlink writes per sendmsg instead of one round trip per write. The kernel handles
+// the messages of a buffer in order, before sendmsg returns, and reports errors even without NLM_F_ACK; so only
+// the last message of a batch asks for an acknowledgement, which then marks the end of the batch's replies.
 type batchWriter struct {
 	socket *nl.NetlinkSocket
 	seq    uint32
+	buf    []byte
 }
 
 func newBatchWriter(socket *nl.NetlinkSocket) *batchWriter {
 	_ = unix.SetsockoptInt(socket.GetFd(), unix.SOL_NETLINK, unix.NETLINK_CAP_ACK, 1)
-	_ = socket.SetExtAck(true)
-	_ = socket.SetReceiveTimeout(&unix.Timeval{Sec: int64(receiveTimeout / time.Second)})
-	return &batchWriter{socket: socket}
+	return &batchWriter{socket: socket, buf: make([]byte, 1<<16)}
 }
 
 func (w *batchWriter) Close() {
@@ -61,42 +61,70 @@ func (w *batchWriter) write(ops []writeOp) error {
 
 func (w *batchWriter) writeBatch(ops []writeOp) error {
 	firstSeq := w.seq + 1
-	var buf []byte
+	var msgs []byte
 	for i := range ops {
 		w.seq++
-		buf = appendMessage(buf, &ops[i], w.seq)
+		msgs = appendMessage(msgs, &ops[i], w.seq, i == len(ops)-1)
 	}
-	if err := unix.Sendto(w.socket.GetFd(), buf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+	if err := unix.Sendto(w.socket.GetFd(), msgs, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return errors.Wrap(err, "failed to send netlink batch")
 	}
 
 	var firstErr error
-	for acked := 0; acked < len(ops); {
-		msgs, _, err := w.socket.Receive()
+	for {
+		replies, err := w.receive()
 		if err != nil {
-			return errors.Wrapf(err, "failed to receive netlink acknowledgements (%d of %d)", acked, len(ops))
+			return errors.Wrapf(err, "failed to receive netlink replies")
 		}
-		for i := range msgs {
-			seq := msgs[i].Header.Seq
-			if msgs[i].Header.Type != unix.NLMSG_ERROR || seq < firstSeq || seq >= firstSeq+uint32(len(ops)) {
+		for i := range replies {
+			seq := replies[i].Header.Seq
+			if replies[i].Header.Type != unix.NLMSG_ERROR || seq < firstSeq || seq > w.seq || len(replies[i].Data) < 4 {
 				continue
 			}
-			acked++
 			op := &ops[seq-firstSeq]
-			errno := syscall.Errno(-int32(binary.NativeEndian.Uint32(msgs[i].Data[:4])))
+			errno := syscall.Errno(-int32(binary.NativeEndian.Uint32(replies[i].Data[:4])))
 			if errno != 0 && errno != op.alreadyDone && firstErr == nil {
 				firstErr = errors.Wrapf(errno, "%s", op.what)
 			}
+			if seq == w.seq {
+				return firstErr
+			}
 		}
 	}
-	return firstErr
 }
 
-func appendMessage(buf []byte, op *writeOp, seq uint32) []byte {
+// receive reads one datagram of replies into the writer's buffer, waiting for it at most receiveTimeout.
+func (w *batchWriter) receive() ([]syscall.NetlinkMessage, error) {
+	fd := w.socket.GetFd()
+	for {
+		n, _, err := unix.Recvfrom(fd, w.buf, 0)
+		switch {
+		case err == nil:
+			return syscall.ParseNetlinkMessage(w.buf[:n])
+		case errors.Is(err, unix.EINTR):
+			continue
+		case !errors.Is(err, unix.EAGAIN):
+			return nil, err
+		}
+		ready, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(receiveTimeout/time.Millisecond))
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return nil, err
+		}
+		if ready == 0 {
+			return nil, unix.ETIMEDOUT
+		}
+	}
+}
+
+func appendMessage(buf []byte, op *writeOp, seq uint32, ack bool) []byte {
+	flags := unix.NLM_F_REQUEST | op.flags
+	if ack {
+		flags |= unix.NLM_F_ACK
+	}
 	header := make([]byte, unix.SizeofNlMsghdr)
 	binary.NativeEndian.PutUint32(header[0:4], uint32(unix.SizeofNlMsghdr+len(op.payload)))
 	binary.NativeEndian.PutUint16(header[4:6], op.msgType)
-	binary.NativeEndian.PutUint16(header[6:8], unix.NLM_F_REQUEST|unix.NLM_F_ACK|op.flags)
+	binary.NativeEndian.PutUint16(header[6:8], uint16(flags))
 	binary.NativeEndian.PutUint32(header[8:12], seq)
 	buf = append(buf, header...)
 	return append(buf, op.payload...)

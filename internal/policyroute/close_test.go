@@ -65,7 +65,7 @@ func TestForeignRulesAndRoutesAreNeverTouched(t *testing.T) {
 	foreignRule := netlink.NewRule()
 	foreignRule.Src = mustPrefix("172.16.0.1/32")
 	foreignRule.Table = int(candidates[0])
-	foreignRule.Priority = int(o.priority)
+	foreignRule.Priority = int(o.priority(candidates[0]))
 	require.NoError(t, n.handle.RuleAdd(foreignRule))
 	dst := mustPrefix("10.1.0.0/16")
 	require.NoError(t, n.handle.RouteAdd(&netlink.Route{LinkIndex: link, Dst: dst, Table: int(candidates[1])}))

@@ -2,6 +2,7 @@ package policyroute
 
 import (
 	"fmt"
+	"sort"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -26,7 +27,7 @@ const (
 // plan is the minimal set of writes for one connection in one namespace.
 type plan struct {
 	routeReplaces []writeOp
-	ruleAdds      []writeOp
+	ruleAdds      []*kernelRule
 	ruleDeletes   []writeOp
 	routeDeletes  []writeOp
 	adopted       int
@@ -37,7 +38,11 @@ type plan struct {
 func (p *plan) ops() []writeOp {
 	ops := make([]writeOp, 0, len(p.routeReplaces)+len(p.ruleAdds)+len(p.ruleDeletes)+len(p.routeDeletes))
 	ops = append(ops, p.routeReplaces...)
-	ops = append(ops, p.ruleAdds...)
+	// Descending priority keeps each rule insert constant-time, see options.priority.
+	sort.SliceStable(p.ruleAdds, func(i, j int) bool { return p.ruleAdds[i].priority > p.ruleAdds[j].priority })
+	for _, rule := range p.ruleAdds {
+		ops = append(ops, rule.addOp())
+	}
 	ops = append(ops, p.ruleDeletes...)
 	return append(ops, p.routeDeletes...)
 }
@@ -175,7 +180,7 @@ func (r *reconciler) planPolicies(p *plan, policies []policy, tables []uint32) e
 		table := tables[i]
 		wantRules := make(map[string]*kernelRule, len(policies[i].families))
 		for _, family := range policies[i].families {
-			rule := &kernelRule{family: family, sel: policies[i].sel, table: table, priority: r.opts.priority, protocol: r.opts.protocol, plain: true}
+			rule := &kernelRule{family: family, sel: policies[i].sel, table: table, priority: r.opts.priority(table), protocol: r.opts.protocol, plain: true}
 			wantRules[ruleKey(rule)] = rule
 		}
 		for j := range r.rules[table] {
@@ -188,9 +193,9 @@ func (r *reconciler) planPolicies(p *plan, policies []policy, tables []uint32) e
 			p.ruleDeletes = append(p.ruleDeletes, actual.deleteOp())
 		}
 		for _, family := range policies[i].families {
-			rule := &kernelRule{family: family, sel: policies[i].sel, table: table, priority: r.opts.priority, protocol: r.opts.protocol, plain: true}
+			rule := &kernelRule{family: family, sel: policies[i].sel, table: table, priority: r.opts.priority(table), protocol: r.opts.protocol, plain: true}
 			if _, missing := wantRules[ruleKey(rule)]; missing {
-				p.ruleAdds = append(p.ruleAdds, rule.addOp())
+				p.ruleAdds = append(p.ruleAdds, rule)
 			}
 		}
 

@@ -14,18 +14,21 @@ const (
 	defaultTableCount = 1 << 24
 	// defaultProtocol is an RTPROT value no kernel subsystem or well-known routing daemon uses.
 	defaultProtocol = 0xfa
-	// defaultPriority puts policy rules ahead of the main (32766) and default (32767) lookups.
-	defaultPriority = 20000
+	// Policy rules sit ahead of the main (32766) and default (32767) lookups.
+	defaultFirstPriority = 20000
+	defaultPriorityCount = 10000
+	lastUsablePriority   = 32765
 	// defaultProbeLimit bounds the collision search; in a range this sparse a policy rarely needs a second probe.
 	defaultProbeLimit = 16
 )
 
 type options struct {
-	firstTable uint32
-	tableCount uint32
-	protocol   uint8
-	priority   uint32
-	probeLimit int
+	firstTable    uint32
+	tableCount    uint32
+	protocol      uint8
+	firstPriority uint32
+	priorityCount uint32
+	probeLimit    int
 }
 
 // Option configures the server.
@@ -47,10 +50,12 @@ func WithProtocol(protocol uint8) Option {
 	}
 }
 
-// WithPriority sets the ip rule priority of every policy rule.
-func WithPriority(priority uint32) Option {
+// WithPriorityRange sets the ip rule priorities [first, first+count) policy rules get; a rule's priority is a
+// function of its table. The range must end before the main table's rule (32766).
+func WithPriorityRange(first, count uint32) Option {
 	return func(o *options) {
-		o.priority = priority
+		o.firstPriority = first
+		o.priorityCount = count
 	}
 }
 
@@ -63,11 +68,12 @@ func WithProbeLimit(limit int) Option {
 
 func newOptions(opts []Option) *options {
 	o := &options{
-		firstTable: defaultFirstTable,
-		tableCount: defaultTableCount,
-		protocol:   defaultProtocol,
-		priority:   defaultPriority,
-		probeLimit: defaultProbeLimit,
+		firstTable:    defaultFirstTable,
+		tableCount:    defaultTableCount,
+		protocol:      defaultProtocol,
+		firstPriority: defaultFirstPriority,
+		priorityCount: defaultPriorityCount,
+		probeLimit:    defaultProbeLimit,
 	}
 	for _, opt := range opts {
 		opt(o)
@@ -90,10 +96,20 @@ func (o *options) validate() error {
 		return errors.New("table range must lie within 1..4294967295")
 	case uint64(o.firstTable) <= 255 && last >= 253:
 		return errors.New("table range includes a reserved table (253-255)")
+	case o.firstPriority == 0 || o.priorityCount == 0 || uint64(o.firstPriority)+uint64(o.priorityCount)-1 > lastUsablePriority:
+		return errors.New("priority range must lie within 1..32765")
 	case o.protocol <= unix.RTPROT_STATIC:
 		return errors.New("protocol values 0-4 belong to the kernel")
 	case o.probeLimit < 1:
 		return errors.New("probe limit must be at least 1")
 	}
 	return nil
+}
+
+// priority spreads policy rules over the priority range by table. The kernel keeps rules in one list ordered
+// by priority and walks every rule of equal or lower priority to insert a new one, so rules sharing a single
+// priority make each insert linear; distinct priorities added in descending order make it constant.
+// Precedence between overlapping selectors is therefore a deterministic function of their tables.
+func (o *options) priority(table uint32) uint32 {
+	return o.firstPriority + table%o.priorityCount
 }

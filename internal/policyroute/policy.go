@@ -23,9 +23,18 @@ type selector struct {
 	proto int
 	sport portRange
 	dport portRange
+	// cachedKey is key() computed once; comparisons run per rule and candidate table.
+	cachedKey string
 }
 
 func (s *selector) key() string {
+	if s.cachedKey == "" {
+		s.cachedKey = s.render()
+	}
+	return s.cachedKey
+}
+
+func (s *selector) render() string {
 	src := ""
 	if s.src != nil {
 		src = s.src.String()

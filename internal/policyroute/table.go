@@ -1,7 +1,6 @@
 package policyroute
 
 import (
-	"encoding/binary"
 	"hash/fnv"
 )
 
@@ -12,22 +11,27 @@ func (o *options) inRange(table uint32) bool {
 // candidateTables is the probe sequence of a (connection, policy selector): a pure function of its inputs and
 // the configured range, so any forwarder instance computes the same tables for the same policy.
 func (o *options) candidateTables(connID, selectorKey string) []uint32 {
-	out := make([]uint32, 0, o.probeLimit)
 	h := fnv.New64a()
-	var probe [4]byte
-	for i := 0; len(out) < o.probeLimit; i++ {
-		h.Reset()
-		_, _ = h.Write([]byte(connID))
-		_, _ = h.Write([]byte{0})
-		_, _ = h.Write([]byte(selectorKey))
-		binary.BigEndian.PutUint32(probe[:], uint32(i))
-		_, _ = h.Write(probe[:])
-		table := o.firstTable + uint32(h.Sum64()%uint64(o.tableCount))
+	_, _ = h.Write([]byte(connID))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(selectorKey))
+	seed := h.Sum64()
+
+	out := make([]uint32, 0, o.probeLimit)
+	for i := uint64(0); len(out) < o.probeLimit; i++ {
+		table := o.firstTable + uint32(mix64(seed+i*0x9e3779b97f4a7c15)%uint64(o.tableCount))
 		if !contains(out, table) {
 			out = append(out, table)
 		}
 	}
 	return out
+}
+
+// mix64 is the splitmix64 finalizer: consecutive probes of one seed land far apart in the range.
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 func contains(tables []uint32, table uint32) bool {
