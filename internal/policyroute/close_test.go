@@ -60,14 +60,14 @@ func TestForeignRulesAndRoutesAreNeverTouched(t *testing.T) {
 	policy := &networkservice.PolicyRoute{From: "172.16.0.1/32", Routes: []*networkservice.Route{{Prefix: "10.1.0.0/16"}}}
 	parsed, err := parsePolicies([]*networkservice.PolicyRoute{policy})
 	require.NoError(t, err)
-	candidates := o.candidateTables("conn-1", parsed[0].sel.key())
+	candidates := o.candidateTables("conn-1", parsed[0].sel)
 
 	foreignRule := netlink.NewRule()
-	foreignRule.Src = mustPrefix("172.16.0.1/32")
+	foreignRule.Src = mustIPNet("172.16.0.1/32")
 	foreignRule.Table = int(candidates[0])
 	foreignRule.Priority = int(o.priority(candidates[0]))
 	require.NoError(t, n.handle.RuleAdd(foreignRule))
-	dst := mustPrefix("10.1.0.0/16")
+	dst := mustIPNet("10.1.0.0/16")
 	require.NoError(t, n.handle.RouteAdd(&netlink.Route{LinkIndex: link, Dst: dst, Table: int(candidates[1])}))
 	require.NoError(t, n.handle.RouteAdd(&netlink.Route{LinkIndex: other, Dst: dst, Table: int(candidates[2]),
 		Protocol: netlink.RouteProtocol(o.protocol)}))

@@ -1,7 +1,6 @@
 package policyroute
 
 import (
-	"fmt"
 	"sort"
 
 	"google.golang.org/grpc/codes"
@@ -69,8 +68,8 @@ func newReconciler(ns *namespace, opts *options, connID string, link int, polici
 	candidates := make([][]uint32, len(policies))
 	expectedTables := 0
 	for i := range policies {
-		candidates[i] = opts.candidateTables(connID, policies[i].sel.key())
-		expectedTables += 1 + r.tablesWithSelector(candidates[i], policies[i].sel.key())
+		candidates[i] = opts.candidateTables(connID, policies[i].sel)
+		expectedTables += 1 + r.tablesWithSelector(candidates[i], policies[i].sel)
 	}
 	if r.view, err = newTableView(ns, opts, link, expectedTables); err != nil {
 		return nil, nil, err
@@ -78,19 +77,19 @@ func newReconciler(ns *namespace, opts *options, connID string, link int, polici
 	return r, candidates, nil
 }
 
-func (r *reconciler) tablesWithSelector(candidates []uint32, key string) int {
+func (r *reconciler) tablesWithSelector(candidates []uint32, sel selector) int {
 	n := 0
 	for _, t := range candidates {
-		if r.hasOurRule(t, key) {
+		if r.hasOurRule(t, sel) {
 			n++
 		}
 	}
 	return n
 }
 
-func (r *reconciler) hasOurRule(table uint32, key string) bool {
+func (r *reconciler) hasOurRule(table uint32, sel selector) bool {
 	for i := range r.rules[table] {
-		if r.isOurs(&r.rules[table][i]) && r.rules[table][i].sel.key() == key {
+		if r.isOurs(&r.rules[table][i]) && r.rules[table][i].sel == sel {
 			return true
 		}
 	}
@@ -101,10 +100,10 @@ func (r *reconciler) isOurs(rule *kernelRule) bool {
 	return rule.protocol == r.opts.protocol && rule.plain
 }
 
-func (r *reconciler) classify(table uint32, key string) (claim, error) {
+func (r *reconciler) classify(table uint32, sel selector) (claim, error) {
 	hasRule := false
 	for i := range r.rules[table] {
-		if !r.isOurs(&r.rules[table][i]) || r.rules[table][i].sel.key() != key {
+		if !r.isOurs(&r.rules[table][i]) || r.rules[table][i].sel != sel {
 			return busy, nil
 		}
 		hasRule = true
@@ -134,12 +133,12 @@ func (r *reconciler) classify(table uint32, key string) (claim, error) {
 func (r *reconciler) chooseTables(policies []policy, candidates [][]uint32) ([]uint32, error) {
 	chosen := make([]uint32, len(policies))
 	for i := range policies {
-		key := policies[i].sel.key()
+		sel := policies[i].sel
 		for _, t := range candidates[i] {
-			if r.claimed[t] || !r.hasOurRule(t, key) {
+			if r.claimed[t] || !r.hasOurRule(t, sel) {
 				continue
 			}
-			c, err := r.classify(t, key)
+			c, err := r.classify(t, sel)
 			if err != nil {
 				return nil, err
 			}
@@ -153,12 +152,12 @@ func (r *reconciler) chooseTables(policies []policy, candidates [][]uint32) ([]u
 		if chosen[i] != 0 {
 			continue
 		}
-		key := policies[i].sel.key()
+		sel := policies[i].sel
 		for _, t := range candidates[i] {
 			if r.claimed[t] {
 				continue
 			}
-			c, err := r.classify(t, key)
+			c, err := r.classify(t, sel)
 			if err != nil {
 				return nil, err
 			}
@@ -178,15 +177,15 @@ func (r *reconciler) chooseTables(policies []policy, candidates [][]uint32) ([]u
 func (r *reconciler) planPolicies(p *plan, policies []policy, tables []uint32) error {
 	for i := range policies {
 		table := tables[i]
-		wantRules := make(map[string]*kernelRule, len(policies[i].families))
+		wantRules := make(map[ruleIdentity]*kernelRule, len(policies[i].families))
 		for _, family := range policies[i].families {
 			rule := &kernelRule{family: family, sel: policies[i].sel, table: table, priority: r.opts.priority(table), protocol: r.opts.protocol, plain: true}
-			wantRules[ruleKey(rule)] = rule
+			wantRules[rule.identity()] = rule
 		}
 		for j := range r.rules[table] {
 			actual := &r.rules[table][j]
-			if _, ok := wantRules[ruleKey(actual)]; ok {
-				delete(wantRules, ruleKey(actual))
+			if _, ok := wantRules[actual.identity()]; ok {
+				delete(wantRules, actual.identity())
 				p.adopted++
 				continue
 			}
@@ -194,7 +193,7 @@ func (r *reconciler) planPolicies(p *plan, policies []policy, tables []uint32) e
 		}
 		for _, family := range policies[i].families {
 			rule := &kernelRule{family: family, sel: policies[i].sel, table: table, priority: r.opts.priority(table), protocol: r.opts.protocol, plain: true}
-			if _, missing := wantRules[ruleKey(rule)]; missing {
+			if _, missing := wantRules[rule.identity()]; missing {
 				p.ruleAdds = append(p.ruleAdds, rule)
 			}
 		}
@@ -203,14 +202,14 @@ func (r *reconciler) planPolicies(p *plan, policies []policy, tables []uint32) e
 		if err != nil {
 			return err
 		}
-		actualByKey := make(map[string]*kernelRoute, len(actualRoutes))
+		actualByKey := make(map[routeIdentity]*kernelRoute, len(actualRoutes))
 		for j := range actualRoutes {
-			actualByKey[actualRoutes[j].key()] = &actualRoutes[j]
+			actualByKey[actualRoutes[j].identity()] = &actualRoutes[j]
 		}
 		for _, want := range policies[i].routes {
 			desired := r.desiredRoute(table, want)
-			actual, ok := actualByKey[desired.key()]
-			delete(actualByKey, desired.key())
+			actual, ok := actualByKey[desired.identity()]
+			delete(actualByKey, desired.identity())
 			if ok && actual.equal(desired) {
 				p.adopted++
 				continue
@@ -259,12 +258,12 @@ func (r *reconciler) planLeftovers(p *plan, policies []policy, candidates [][]ui
 		}
 	}
 	for i := range policies {
-		key := policies[i].sel.key()
+		sel := policies[i].sel
 		for _, table := range candidates[i] {
-			if r.claimed[table] || !r.hasOurRule(table, key) {
+			if r.claimed[table] || !r.hasOurRule(table, sel) {
 				continue
 			}
-			c, err := r.classify(table, key)
+			c, err := r.classify(table, sel)
 			if err != nil {
 				return err
 			}
@@ -278,8 +277,4 @@ func (r *reconciler) planLeftovers(p *plan, policies []policy, candidates [][]ui
 		}
 	}
 	return nil
-}
-
-func ruleKey(r *kernelRule) string {
-	return fmt.Sprintf("%d|%s|%d|%d", r.family, r.sel.key(), r.table, r.priority)
 }

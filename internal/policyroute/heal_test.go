@@ -76,11 +76,11 @@ func TestHealsAfterRestartWithRecreatedLinksConverge(t *testing.T) {
 	}
 }
 
-// collidingIDs finds two connection IDs whose first candidate table for key is the same.
-func collidingIDs(o *options, key string) (string, string) {
+// collidingIDs finds two connection IDs whose first candidate table for sel is the same.
+func collidingIDs(o *options, sel selector) (string, string) {
 	for i := 0; ; i++ {
 		a, b := fmt.Sprintf("conn-a-%d", i), fmt.Sprintf("conn-b-%d", i)
-		if o.candidateTables(a, key)[0] == o.candidateTables(b, key)[0] {
+		if o.candidateTables(a, sel)[0] == o.candidateTables(b, sel)[0] {
 			return a, b
 		}
 	}
@@ -105,7 +105,7 @@ func routingByLink(t *testing.T, n *testNS, o *options) map[string][]string {
 		for j := range routes {
 			l, err := n.handle.LinkByIndex(routes[j].LinkIndex)
 			require.NoError(t, err)
-			out[l.Attrs().Name] = append(out[l.Attrs().Name], fmt.Sprintf("%s -> %s via %v", rule.sel.key(), routes[j].Dst, routes[j].Gw))
+			out[l.Attrs().Name] = append(out[l.Attrs().Name], fmt.Sprintf("%s -> %s via %v", rule.sel, routes[j].Dst, routes[j].Gw))
 		}
 	}
 	for _, v := range out {
@@ -122,8 +122,7 @@ func TestCollidingTablesResolveInEitherOrder(t *testing.T) {
 			n.addLink(t, "nsm1")
 			opts := []Option{WithTableRange(5000, 3)}
 			o := newOptions(opts)
-			key := (&selector{proto: 6, dport: portRange{443, 443}}).key()
-			idA, idB := collidingIDs(o, key)
+			idA, idB := collidingIDs(o, selector{proto: 6, dport: portRange{443, 443}})
 			a, b := healPair(n, idA, idB)
 			a.GetConnection().GetContext().GetIpContext().Policies = a.GetConnection().GetContext().GetIpContext().Policies[:1]
 			b.GetConnection().GetContext().GetIpContext().Policies = b.GetConnection().GetContext().GetIpContext().Policies[:1]

@@ -220,7 +220,7 @@ func (m *monitor) take(tb testing.TB) []string {
 	tb.Helper()
 	lo, err := m.n.handle.LinkByName("lo")
 	require.NoError(tb, err)
-	sentinel := &netlink.Route{LinkIndex: lo.Attrs().Index, Table: sentinelTable, Dst: mustPrefix("192.0.2.77/32")}
+	sentinel := &netlink.Route{LinkIndex: lo.Attrs().Index, Table: sentinelTable, Dst: mustIPNet("192.0.2.77/32")}
 	require.NoError(tb, m.n.handle.RouteReplace(sentinel))
 	require.NoError(tb, m.n.handle.RouteDel(sentinel))
 	for range 2 {
@@ -247,8 +247,8 @@ func countEvents(events []string, kind string) int {
 	return n
 }
 
-func mustPrefix(s string) *net.IPNet {
-	n, err := parsePrefix(s)
+func mustIPNet(s string) *net.IPNet {
+	_, n, err := net.ParseCIDR(s)
 	if err != nil {
 		panic(err)
 	}

@@ -3,6 +3,7 @@ package policyroute
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -15,37 +16,41 @@ import (
 // portRange is an inclusive port range; the zero value matches every port.
 type portRange struct{ start, end uint16 }
 
-// selector is what an ip rule matches on. Its key identifies a policy within a connection and, together with the
-// connection ID, seeds the policy's table ID. The address family is not part of it: a policy without a source
-// prefix may need rules in both families, and both look up the same table ID.
+// selector is what an ip rule matches on; it identifies a policy within a connection and, together with the
+// connection ID, seeds the policy's table ID. It is comparable, so rules are matched without formatting.
+// The address family is not part of it: a policy without a source prefix may need rules in both families,
+// and both look up the same table ID.
 type selector struct {
-	src   *net.IPNet
+	// src is the zero Prefix when the policy matches every source.
+	src   netip.Prefix
 	proto int
 	sport portRange
 	dport portRange
-	// cachedKey is key() computed once; comparisons run per rule and candidate table.
-	cachedKey string
 }
 
-func (s *selector) key() string {
-	if s.cachedKey == "" {
-		s.cachedKey = s.render()
-	}
-	return s.cachedKey
-}
-
-func (s *selector) render() string {
-	src := ""
-	if s.src != nil {
+func (s selector) String() string {
+	src := "all"
+	if s.src.IsValid() {
 		src = s.src.String()
 	}
-	return fmt.Sprintf("%s|%d|%d-%d|%d-%d", src, s.proto, s.sport.start, s.sport.end, s.dport.start, s.dport.end)
+	return fmt.Sprintf("from %s proto %d sport %d-%d dport %d-%d", src, s.proto, s.sport.start, s.sport.end, s.dport.start, s.dport.end)
+}
+
+// appendBinary is the selector's hash input.
+func (s selector) appendBinary(b []byte) []byte {
+	if s.src.IsValid() {
+		b = append(b, s.src.Addr().AsSlice()...)
+		b = append(b, byte(s.src.Bits()))
+	}
+	return append(b, 0xff, byte(s.proto), byte(s.sport.start>>8), byte(s.sport.start), byte(s.sport.end>>8), byte(s.sport.end),
+		byte(s.dport.start>>8), byte(s.dport.start), byte(s.dport.end>>8), byte(s.dport.end))
 }
 
 type route struct {
 	family int
-	dst    *net.IPNet
-	gw     net.IP
+	dst    netip.Prefix
+	// gw is the zero Addr for a route straight through the link.
+	gw netip.Addr
 }
 
 // policy is a validated PolicyRoute: its selector, the families it needs a rule in and its routes.
@@ -70,17 +75,16 @@ func invalid(format string, args ...any) error {
 // parsePolicies validates every policy before anything is written, so bad input leaves the kernel untouched.
 func parsePolicies(in []*networkservice.PolicyRoute) ([]policy, error) {
 	out := make([]policy, 0, len(in))
-	seen := make(map[string]int, len(in))
+	seen := make(map[selector]int, len(in))
 	for i, p := range in {
 		parsed, err := parsePolicy(i, p)
 		if err != nil {
 			return nil, err
 		}
-		key := parsed.sel.key()
-		if first, ok := seen[key]; ok {
+		if first, ok := seen[parsed.sel]; ok {
 			return nil, invalid("policies[%d]: same selector (from, proto, ports) as policies[%d]", i, first)
 		}
-		seen[key] = i
+		seen[parsed.sel] = i
 		out = append(out, parsed)
 	}
 	return out, nil
@@ -104,10 +108,10 @@ func parsePolicy(i int, p *networkservice.PolicyRoute) (policy, error) {
 		return out, invalid("policies[%d].dst_port: %v", i, err)
 	}
 	srcFamily := 0
-	if out.sel.src != nil {
-		srcFamily = familyOf(out.sel.src.IP)
+	if out.sel.src.IsValid() {
+		srcFamily = familyOf(out.sel.src.Addr())
 	}
-	seenDst := make(map[string]int, len(p.GetRoutes()))
+	seenDst := make(map[netip.Prefix]int, len(p.GetRoutes()))
 	for j, r := range p.GetRoutes() {
 		parsed, err := parseRoute(r)
 		if err != nil {
@@ -116,10 +120,10 @@ func parsePolicy(i int, p *networkservice.PolicyRoute) (policy, error) {
 		if srcFamily != 0 && parsed.family != srcFamily {
 			return out, invalid("policies[%d].routes[%d].prefix: %s is not of the family of from %s", i, j, parsed.dst, out.sel.src)
 		}
-		if first, ok := seenDst[parsed.dst.String()]; ok {
+		if first, ok := seenDst[parsed.dst]; ok {
 			return out, invalid("policies[%d].routes[%d].prefix: %s already given in routes[%d]", i, j, parsed.dst, first)
 		}
-		seenDst[parsed.dst.String()] = j
+		seenDst[parsed.dst] = j
 		out.routes = append(out.routes, parsed)
 	}
 	if len(out.routes) == 0 {
@@ -133,9 +137,9 @@ func parsePolicy(i int, p *networkservice.PolicyRoute) (policy, error) {
 // Without a source prefix the family is IPv4, as with sdk-kernel's iprule.
 func defaultRoute(family int) route {
 	if family == unix.AF_INET6 {
-		return route{family: family, dst: &net.IPNet{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)}}
+		return route{family: family, dst: netip.PrefixFrom(netip.IPv6Unspecified(), 0)}
 	}
-	return route{family: unix.AF_INET, dst: &net.IPNet{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)}}
+	return route{family: unix.AF_INET, dst: netip.PrefixFrom(netip.IPv4Unspecified(), 0)}
 }
 
 func routeFamilies(routes []route) []int {
@@ -159,37 +163,43 @@ func parseRoute(r *networkservice.Route) (route, error) {
 	if err != nil {
 		return route{}, fmt.Errorf("prefix: %w", err)
 	}
-	out := route{family: familyOf(dst.IP), dst: dst}
+	out := route{family: familyOf(dst.Addr()), dst: dst}
 	if r.GetNextHop() == "" {
 		return out, nil
 	}
-	gw := net.ParseIP(r.GetNextHop())
-	if gw == nil {
+	gw, err := netip.ParseAddr(r.GetNextHop())
+	if err != nil || gw.Zone() != "" {
 		return route{}, fmt.Errorf("next_hop: %q is not an IP address", r.GetNextHop())
 	}
+	gw = gw.Unmap()
 	if familyOf(gw) != out.family {
 		return route{}, fmt.Errorf("next_hop: %s is not of the family of prefix %s", gw, dst)
 	}
-	out.gw = normalizeIP(gw)
+	out.gw = gw
 	return out, nil
 }
 
 // parsePrefix accepts a CIDR or a bare address (a host prefix) and returns the masked network.
-func parsePrefix(s string) (*net.IPNet, error) {
+func parsePrefix(s string) (netip.Prefix, error) {
 	if !strings.Contains(s, "/") {
-		ip := net.ParseIP(s)
-		if ip == nil {
-			return nil, fmt.Errorf("%q is not an IP prefix", s)
+		addr, err := netip.ParseAddr(s)
+		if err != nil || addr.Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("%q is not an IP prefix", s)
 		}
-		ip = normalizeIP(ip)
-		return &net.IPNet{IP: ip, Mask: net.CIDRMask(8*len(ip), 8*len(ip))}, nil
+		addr = addr.Unmap()
+		return netip.PrefixFrom(addr, addr.BitLen()), nil
 	}
-	_, n, err := net.ParseCIDR(s)
+	prefix, err := netip.ParsePrefix(s)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not an IP prefix", s)
+		return netip.Prefix{}, fmt.Errorf("%q is not an IP prefix", s)
 	}
-	n.IP = normalizeIP(n.IP)
-	return n, nil
+	if prefix.Addr().Is4In6() {
+		if prefix.Bits() < 96 {
+			return netip.Prefix{}, fmt.Errorf("%q is not an IP prefix", s)
+		}
+		prefix = netip.PrefixFrom(prefix.Addr().Unmap(), prefix.Bits()-96)
+	}
+	return prefix.Masked(), nil
 }
 
 func parseProtocol(s string) (int, error) {
@@ -226,16 +236,19 @@ func parsePortRange(s string) (portRange, error) {
 	return portRange{start: uint16(start), end: uint16(end)}, nil
 }
 
-func normalizeIP(ip net.IP) net.IP {
-	if v4 := ip.To4(); v4 != nil {
-		return v4
-	}
-	return ip.To16()
-}
-
-func familyOf(ip net.IP) int {
-	if ip.To4() != nil {
+func familyOf(addr netip.Addr) int {
+	if addr.Is4() {
 		return unix.AF_INET
 	}
 	return unix.AF_INET6
+}
+
+// prefixFromIPNet converts what netlink reports; nil is the default route of the family.
+func prefixFromIPNet(n *net.IPNet, family int) netip.Prefix {
+	if n == nil {
+		return defaultRoute(family).dst
+	}
+	addr, _ := netip.AddrFromSlice(n.IP)
+	ones, _ := n.Mask.Size()
+	return netip.PrefixFrom(addr.Unmap(), ones)
 }

@@ -2,6 +2,7 @@ package policyroute
 
 import (
 	"fmt"
+	"net/netip"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -81,7 +82,7 @@ func TestChangedNextHopIsReplacedInPlace(t *testing.T) {
 		{Prefix: "10.1.0.0/16", NextHop: "172.16.0.2"}, {Prefix: "10.2.0.0/16", NextHop: "172.16.0.2"}}}
 	request(t, server, newRequest(n, "conn-1", "nsm0", policy))
 	m.take(t)
-	table := o.candidateTables("conn-1", "172.16.0.1/32|0|0-0|0-0")[0]
+	table := o.candidateTables("conn-1", selector{src: netip.MustParsePrefix("172.16.0.1/32")})[0]
 
 	policy.Routes[0].NextHop = "172.16.0.3"
 	request(t, newChain(), newRequest(n, "conn-1", "nsm0", policy))

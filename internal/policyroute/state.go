@@ -3,7 +3,7 @@ package policyroute
 import (
 	"encoding/binary"
 	"fmt"
-	"net"
+	"net/netip"
 
 	"github.com/pkg/errors"
 	"github.com/vishvananda/netlink"
@@ -27,7 +27,19 @@ type kernelRule struct {
 }
 
 func (r *kernelRule) String() string {
-	return fmt.Sprintf("rule family %d %s priority %d table %d proto %d", r.family, r.sel.key(), r.priority, r.table, r.protocol)
+	return fmt.Sprintf("rule family %d %s priority %d table %d proto %d", r.family, r.sel, r.priority, r.table, r.protocol)
+}
+
+// ruleIdentity is what tells two rules apart in a reconciliation.
+type ruleIdentity struct {
+	family   int
+	sel      selector
+	table    uint32
+	priority uint32
+}
+
+func (r *kernelRule) identity() ruleIdentity {
+	return ruleIdentity{family: r.family, sel: r.sel, table: r.table, priority: r.priority}
 }
 
 func ruleFromNetlink(r *netlink.Rule) kernelRule {
@@ -39,7 +51,7 @@ func ruleFromNetlink(r *netlink.Rule) kernelRule {
 		sel:      selector{proto: r.IPProto},
 	}
 	if r.Src != nil {
-		out.sel.src = &net.IPNet{IP: normalizeIP(r.Src.IP), Mask: r.Src.Mask}
+		out.sel.src = prefixFromIPNet(r.Src, r.Family)
 	}
 	if r.Sport != nil {
 		out.sel.sport = portRange{start: r.Sport.Start, end: r.Sport.End}
@@ -70,10 +82,9 @@ func (r *kernelRule) serialize() []byte {
 		uint32Attr(nl.FRA_TABLE, r.table),
 		nl.NewRtAttr(nl.FRA_PROTOCOL, []byte{r.protocol}),
 	}
-	if r.sel.src != nil {
-		ones, _ := r.sel.src.Mask.Size()
-		msg.Src_len = uint8(ones)
-		attrs = append(attrs, nl.NewRtAttr(nl.FRA_SRC, r.sel.src.IP))
+	if r.sel.src.IsValid() {
+		msg.Src_len = uint8(r.sel.src.Bits())
+		attrs = append(attrs, nl.NewRtAttr(nl.FRA_SRC, r.sel.src.Addr().AsSlice()))
 	}
 	if r.sel.proto != 0 {
 		attrs = append(attrs, nl.NewRtAttr(nl.FRA_IP_PROTO, []byte{uint8(r.sel.proto)}))
@@ -98,8 +109,8 @@ func portRangeAttr(attrType int, p portRange) *nl.RtAttr {
 type kernelRoute struct {
 	family   int
 	table    uint32
-	dst      *net.IPNet
-	gw       net.IP
+	dst      netip.Prefix
+	gw       netip.Addr
 	oif      int
 	priority int
 	protocol uint8
@@ -111,27 +122,27 @@ func (r *kernelRoute) String() string {
 	return fmt.Sprintf("route table %d %s via %v dev %d metric %d proto %d", r.table, r.dst, r.gw, r.oif, r.priority, r.protocol)
 }
 
-// key identifies a route within a table the way the kernel does when replacing: destination and metric.
-func (r *kernelRoute) key() string {
-	return fmt.Sprintf("%s|%d", r.dst, r.priority)
+// routeIdentity identifies a route within a table the way the kernel does when replacing it.
+type routeIdentity struct {
+	dst      netip.Prefix
+	priority int
+}
+
+func (r *kernelRoute) identity() routeIdentity {
+	return routeIdentity{dst: r.dst, priority: r.priority}
 }
 
 func routeFromNetlink(r *netlink.Route) kernelRoute {
 	out := kernelRoute{
 		family:   r.Family,
 		table:    uint32(r.Table),
-		dst:      r.Dst,
+		dst:      prefixFromIPNet(r.Dst, r.Family),
 		oif:      r.LinkIndex,
 		priority: r.Priority,
 		protocol: uint8(r.Protocol),
 	}
-	if out.dst == nil {
-		out.dst = defaultRoute(r.Family).dst
-	} else {
-		out.dst = &net.IPNet{IP: normalizeIP(r.Dst.IP), Mask: r.Dst.Mask}
-	}
-	if r.Gw != nil {
-		out.gw = normalizeIP(r.Gw)
+	if gw, ok := netip.AddrFromSlice(r.Gw); ok {
+		out.gw = gw.Unmap()
 	}
 	out.plain = r.Type == unix.RTN_UNICAST && r.Scope == netlink.SCOPE_UNIVERSE && len(r.MultiPath) == 0 &&
 		r.Src == nil && r.Encap == nil && r.Via == nil && r.NewDst == nil && r.Tos == 0 && r.Realm == 0 &&
@@ -140,7 +151,7 @@ func routeFromNetlink(r *netlink.Route) kernelRoute {
 }
 
 func (r *kernelRoute) equal(o *kernelRoute) bool {
-	return r.plain && o.plain && r.oif == o.oif && r.gw.Equal(o.gw) && r.protocol == o.protocol
+	return r.plain && o.plain && r.oif == o.oif && r.gw == o.gw && r.protocol == o.protocol
 }
 
 func (r *kernelRoute) replaceOp() writeOp {
@@ -152,19 +163,18 @@ func (r *kernelRoute) deleteOp() writeOp {
 }
 
 func (r *kernelRoute) serialize(scope, routeType uint8) []byte {
-	ones, _ := r.dst.Mask.Size()
 	msg := &nl.RtMsg{RtMsg: unix.RtMsg{
-		Family: uint8(r.family), Dst_len: uint8(ones), Table: unix.RT_TABLE_UNSPEC,
+		Family: uint8(r.family), Dst_len: uint8(r.dst.Bits()), Table: unix.RT_TABLE_UNSPEC,
 		Protocol: r.protocol, Scope: scope, Type: routeType,
 	}}
 	attrs := []*nl.RtAttr{
 		uint32Attr(unix.RTA_TABLE, r.table),
-		nl.NewRtAttr(unix.RTA_DST, r.dst.IP),
+		nl.NewRtAttr(unix.RTA_DST, r.dst.Addr().AsSlice()),
 		uint32Attr(unix.RTA_OIF, uint32(r.oif)),
 	}
-	if r.gw != nil {
+	if r.gw.IsValid() {
 		msg.Flags = unix.RTNH_F_ONLINK
-		attrs = append(attrs, nl.NewRtAttr(unix.RTA_GATEWAY, r.gw))
+		attrs = append(attrs, nl.NewRtAttr(unix.RTA_GATEWAY, r.gw.AsSlice()))
 	}
 	if r.priority != 0 {
 		attrs = append(attrs, uint32Attr(unix.RTA_PRIORITY, uint32(r.priority)))

@@ -10,11 +10,10 @@ func (o *options) inRange(table uint32) bool {
 
 // candidateTables is the probe sequence of a (connection, policy selector): a pure function of its inputs and
 // the configured range, so any forwarder instance computes the same tables for the same policy.
-func (o *options) candidateTables(connID, selectorKey string) []uint32 {
+func (o *options) candidateTables(connID string, sel selector) []uint32 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(connID))
-	_, _ = h.Write([]byte{0})
-	_, _ = h.Write([]byte(selectorKey))
+	_, _ = h.Write(sel.appendBinary([]byte{0}))
 	seed := h.Sum64()
 
 	out := make([]uint32, 0, o.probeLimit)
