@@ -1,7 +1,6 @@
 package policyroute
 
 import (
-	"context"
 	"net/netip"
 	"testing"
 
@@ -48,7 +47,7 @@ func TestExhaustedCandidatesFailTheRequest(t *testing.T) {
 	for _, table := range []int{3000, 3001} {
 		require.NoError(t, n.handle.RouteAdd(&netlink.Route{LinkIndex: link, Dst: mustIPNet("10.9.0.0/16"), Table: table}))
 	}
-	_, err := newChain(opts...).Request(context.Background(), newRequest(n, "conn-1", "nsm0", &networkservice.PolicyRoute{}))
+	_, err := newChain(opts...).Request(quietContext(), newRequest(n, "conn-1", "nsm0", &networkservice.PolicyRoute{}))
 	require.Equal(t, codes.ResourceExhausted, status.Code(err), err)
 }
 

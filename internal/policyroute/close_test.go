@@ -27,7 +27,7 @@ func TestCloseKeepsAnotherConnectionWithTheSameSelector(t *testing.T) {
 	conn := request(t, server, older)
 
 	m := newMonitor(t, n, o)
-	_, err := newChain().Close(context.Background(), conn)
+	_, err := newChain().Close(quietContext(), conn)
 	require.NoError(t, err)
 	events := m.take(t)
 	require.Equal(t, 2, countEvents(events, "delrule"), events)
@@ -45,7 +45,7 @@ func TestCloseAfterLinkVanishedRemovesRules(t *testing.T) {
 	n.delLink(t, "nsm0")
 	require.Len(t, n.snapshot(t, o), 2, "rules outlive the link")
 
-	_, err := newChain().Close(context.Background(), conn)
+	_, err := newChain().Close(quietContext(), conn)
 	require.NoError(t, err)
 	require.Empty(t, n.snapshot(t, o))
 }
@@ -80,7 +80,7 @@ func TestForeignRulesAndRoutesAreNeverTouched(t *testing.T) {
 	require.Len(t, routes, 1, "the policy lands in the first candidate that is free")
 	require.Subset(t, n.snapshot(t, o), foreign)
 
-	_, err = newChain().Close(context.Background(), conn)
+	_, err = newChain().Close(quietContext(), conn)
 	require.NoError(t, err)
 	require.Equal(t, foreign, n.snapshot(t, o))
 }
@@ -116,7 +116,7 @@ func TestInvalidInputIsRejectedBeforeAnyWrite(t *testing.T) {
 		t.Run(fmt.Sprintf("%s %v", tc.field, tc.policies), func(t *testing.T) {
 			after := &countingServer{}
 			server := next.NewNetworkServiceServer(NewServer(), after)
-			_, err := server.Request(context.Background(), newRequest(n, "conn-1", "nsm0", tc.policies...))
+			_, err := server.Request(quietContext(), newRequest(n, "conn-1", "nsm0", tc.policies...))
 			require.Error(t, err)
 			require.Equal(t, codes.InvalidArgument, status.Code(err), err.Error())
 			require.Contains(t, err.Error(), tc.field+":")

@@ -49,7 +49,6 @@ func (p *plan) ops() []writeOp {
 // reconciler computes one connection's plan from the kernel's rules and routes.
 type reconciler struct {
 	opts    *options
-	connID  string
 	link    int
 	rules   map[uint32][]kernelRule
 	view    *tableView
@@ -61,7 +60,7 @@ func newReconciler(ns *namespace, opts *options, connID string, link int, polici
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &reconciler{opts: opts, connID: connID, link: link, rules: make(map[uint32][]kernelRule), claimed: make(map[uint32]bool)}
+	r := &reconciler{opts: opts, link: link, rules: make(map[uint32][]kernelRule), claimed: make(map[uint32]bool)}
 	for i := range rules {
 		r.rules[rules[i].table] = append(r.rules[rules[i].table], rules[i])
 	}

@@ -1,7 +1,6 @@
 package policyroute
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"sync"
@@ -37,7 +36,7 @@ func heal(t *testing.T, server networkservice.NetworkServiceServer, parallel boo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = server.Request(context.Background(), req)
+			_, errs[i] = server.Request(quietContext(), req)
 		}()
 	}
 	wg.Wait()

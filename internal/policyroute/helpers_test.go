@@ -1,7 +1,6 @@
 package policyroute
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -95,7 +94,7 @@ func newChain(opts ...Option) networkservice.NetworkServiceServer {
 
 func request(tb testing.TB, server networkservice.NetworkServiceServer, req *networkservice.NetworkServiceRequest) *networkservice.Connection {
 	tb.Helper()
-	conn, err := server.Request(context.Background(), req)
+	conn, err := server.Request(quietContext(), req)
 	require.NoError(tb, err)
 	return conn
 }
