@@ -29,6 +29,8 @@ type testNS struct {
 	url    string
 	handle *netlink.Handle
 	ns     netns.NsHandle
+
+	removeOnce sync.Once
 }
 
 func newTestNS(tb testing.TB) *testNS {
@@ -43,18 +45,26 @@ func newTestNS(tb testing.TB) *testNS {
 	runtime.UnlockOSThread()
 	_ = origin.Close()
 	require.NoError(tb, err)
-	tb.Cleanup(func() { _ = netns.DeleteNamed(name) })
+	n := &testNS{name: name, url: "file:///var/run/netns/" + name, ns: created}
+	tb.Cleanup(n.remove)
 
-	handle, err := netlink.NewHandleAt(created)
+	n.handle, err = netlink.NewHandleAt(created)
 	require.NoError(tb, err)
-	tb.Cleanup(func() {
-		handle.Close()
-		_ = created.Close()
+	lo, err := n.handle.LinkByName("lo")
+	require.NoError(tb, err)
+	require.NoError(tb, n.handle.LinkSetUp(lo))
+	return n
+}
+
+// remove deletes the namespace; benchmarks call it per iteration, tests leave it to Cleanup.
+func (n *testNS) remove() {
+	n.removeOnce.Do(func() {
+		if n.handle != nil {
+			n.handle.Close()
+		}
+		_ = n.ns.Close()
+		_ = netns.DeleteNamed(n.name)
 	})
-	lo, err := handle.LinkByName("lo")
-	require.NoError(tb, err)
-	require.NoError(tb, handle.LinkSetUp(lo))
-	return &testNS{name: name, url: "file:///var/run/netns/" + name, handle: handle, ns: created}
 }
 
 // addLink creates an up veth interface (its peer stays in the namespace too), as the forwarder's kernel
