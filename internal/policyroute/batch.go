@@ -28,27 +28,28 @@ type writeOp struct {
 	what        fmt.Stringer
 }
 
-// batchWriter sends many rtnetlink writes per sendmsg instead of one round trip per write. The kernel handles
+// rtnlConn is the rtnetlink socket for rule dumps and writes. It sends many writes per sendmsg instead of one
+// round trip per write. The kernel handles
 // the messages of a buffer in order, before sendmsg returns, and reports errors even without NLM_F_ACK; so only
 // the last message of a batch asks for an acknowledgement, which then marks the end of the batch's replies.
-type batchWriter struct {
+type rtnlConn struct {
 	socket *nl.NetlinkSocket
 	seq    uint32
 	buf    []byte
 }
 
-func newBatchWriter(socket *nl.NetlinkSocket) *batchWriter {
+func newRtnlConn(socket *nl.NetlinkSocket) *rtnlConn {
 	_ = unix.SetsockoptInt(socket.GetFd(), unix.SOL_NETLINK, unix.NETLINK_CAP_ACK, 1)
-	return &batchWriter{socket: socket, buf: make([]byte, 1<<16)}
+	return &rtnlConn{socket: socket, buf: make([]byte, 1<<16)}
 }
 
-func (w *batchWriter) Close() {
+func (w *rtnlConn) Close() {
 	w.socket.Close()
 }
 
 // write applies ops in order and returns the first failure; later ops of the same batch are still attempted
 // by the kernel, so callers order ops so that a failure never leaves policy traffic without a table.
-func (w *batchWriter) write(ops []writeOp) error {
+func (w *rtnlConn) write(ops []writeOp) error {
 	var firstErr error
 	for start := 0; start < len(ops); start += batchSize {
 		end := min(start+batchSize, len(ops))
@@ -59,7 +60,7 @@ func (w *batchWriter) write(ops []writeOp) error {
 	return firstErr
 }
 
-func (w *batchWriter) writeBatch(ops []writeOp) error {
+func (w *rtnlConn) writeBatch(ops []writeOp) error {
 	firstSeq := w.seq + 1
 	var msgs []byte
 	for i := range ops {
@@ -93,25 +94,34 @@ func (w *batchWriter) writeBatch(ops []writeOp) error {
 	}
 }
 
-// receive reads one datagram of replies into the writer's buffer, waiting for it at most receiveTimeout.
-func (w *batchWriter) receive() ([]syscall.NetlinkMessage, error) {
+// receive reads one datagram of replies into the connection's buffer and splits it into messages.
+func (w *rtnlConn) receive() ([]syscall.NetlinkMessage, error) {
+	n, err := w.receiveRaw()
+	if err != nil {
+		return nil, err
+	}
+	return syscall.ParseNetlinkMessage(w.buf[:n])
+}
+
+// receiveRaw reads one datagram into the connection's buffer, waiting for it at most receiveTimeout.
+func (w *rtnlConn) receiveRaw() (int, error) {
 	fd := w.socket.GetFd()
 	for {
 		n, _, err := unix.Recvfrom(fd, w.buf, 0)
 		switch {
 		case err == nil:
-			return syscall.ParseNetlinkMessage(w.buf[:n])
+			return n, nil
 		case errors.Is(err, unix.EINTR):
 			continue
 		case !errors.Is(err, unix.EAGAIN):
-			return nil, err
+			return 0, err
 		}
 		ready, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(receiveTimeout/time.Millisecond))
 		if err != nil && !errors.Is(err, unix.EINTR) {
-			return nil, err
+			return 0, err
 		}
 		if ready == 0 {
-			return nil, unix.ETIMEDOUT
+			return 0, unix.ETIMEDOUT
 		}
 	}
 }

@@ -32,7 +32,7 @@ func TestBatchReportsTheFailingWrite(t *testing.T) {
 	}
 	ops = append(ops, broken.replaceOp(), good("10.3.0.0/16").replaceOp(), good("10.4.0.0/16").deleteOp())
 
-	err = ns.writer.write(ops)
+	err = ns.rtnl.write(ops)
 	require.ErrorIs(t, err, unix.ENODEV)
 	require.Contains(t, err.Error(), "10.2.0.0/16")
 	routes, err := n.handle.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Table: 1000}, netlink.RT_FILTER_TABLE)

@@ -51,7 +51,8 @@ func TestCloseAfterLinkVanishedRemovesRules(t *testing.T) {
 }
 
 // TestForeignRulesAndRoutesAreNeverTouched fills the first candidate tables of a policy with things that are
-// not provably this connection's: an unmarked rule, an unmarked route, and a marked route of another link.
+// not provably this connection's: an unmarked rule, an unmarked route, a marked route of another link and a
+// marked rule matching on more than a policy can express.
 func TestForeignRulesAndRoutesAreNeverTouched(t *testing.T) {
 	n := newTestNS(t)
 	link := n.addLink(t, "nsm0")
@@ -67,15 +68,22 @@ func TestForeignRulesAndRoutesAreNeverTouched(t *testing.T) {
 	foreignRule.Table = int(candidates[0])
 	foreignRule.Priority = int(o.priority(candidates[0]))
 	require.NoError(t, n.handle.RuleAdd(foreignRule))
+	markedButForeignShape := netlink.NewRule()
+	markedButForeignShape.Src = mustIPNet("172.16.0.1/32")
+	markedButForeignShape.IifName = "nsm0"
+	markedButForeignShape.Table = int(candidates[3])
+	markedButForeignShape.Priority = int(o.priority(candidates[3]))
+	markedButForeignShape.Protocol = o.protocol
+	require.NoError(t, n.handle.RuleAdd(markedButForeignShape))
 	dst := mustIPNet("10.1.0.0/16")
 	require.NoError(t, n.handle.RouteAdd(&netlink.Route{LinkIndex: link, Dst: dst, Table: int(candidates[1])}))
 	require.NoError(t, n.handle.RouteAdd(&netlink.Route{LinkIndex: other, Dst: dst, Table: int(candidates[2]),
 		Protocol: netlink.RouteProtocol(o.protocol)}))
 	foreign := n.snapshot(t, o)
-	require.Len(t, foreign, 3)
+	require.Len(t, foreign, 4)
 
 	conn := request(t, newChain(), newRequest(n, "conn-1", "nsm0", policy))
-	routes, err := n.handle.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Table: int(candidates[3])}, netlink.RT_FILTER_TABLE)
+	routes, err := n.handle.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Table: int(candidates[4])}, netlink.RT_FILTER_TABLE)
 	require.NoError(t, err)
 	require.Len(t, routes, 1, "the policy lands in the first candidate that is free")
 	require.Subset(t, n.snapshot(t, o), foreign)

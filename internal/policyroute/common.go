@@ -56,7 +56,7 @@ type reconciler struct {
 }
 
 func newReconciler(ns *namespace, opts *options, connID string, link int, policies []policy) (*reconciler, [][]uint32, error) {
-	rules, err := ns.listRules(opts)
+	rules, err := ns.rtnl.dumpRules(opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -263,3 +263,27 @@ func mustIPNet(s string) *net.IPNet {
 	}
 	return n
 }
+
+// ruleFromNetlink renders a rule as listed by the netlink library, for comparing states in tests.
+func ruleFromNetlink(r *netlink.Rule) kernelRule {
+	out := kernelRule{
+		family:   r.Family,
+		table:    uint32(r.Table),
+		priority: uint32(r.Priority),
+		protocol: r.Protocol,
+		sel:      selector{proto: r.IPProto},
+	}
+	if r.Src != nil {
+		out.sel.src = prefixFromIPNet(r.Src, r.Family)
+	}
+	if r.Sport != nil {
+		out.sel.sport = portRange{start: r.Sport.Start, end: r.Sport.End}
+	}
+	if r.Dport != nil {
+		out.sel.dport = portRange{start: r.Dport.Start, end: r.Dport.End}
+	}
+	out.plain = r.Dst == nil && r.Mark == 0 && r.Mask == nil && r.Tos == 0 && r.TunID == 0 && r.Goto < 0 &&
+		r.IifName == "" && r.OifName == "" && r.SuppressIfgroup < 0 && r.SuppressPrefixlen < 0 && !r.Invert &&
+		r.UIDRange == nil && r.Flow < 0
+	return out
+}

@@ -1,6 +1,7 @@
 package policyroute
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/pkg/errors"
@@ -12,49 +13,71 @@ import (
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/tools/nshandle"
 )
 
-// namespace is one Request's view of a client network namespace: a netlink handle for route dumps (with strict
-// checking, so the kernel filters by table and link instead of sending everything), one for rule dumps (the
-// library's rule dump request does not pass strict checking) and a socket for batched writes.
+// namespace is one Request's view of a client network namespace: a netlink handle for route dumps, with strict
+// checking so the kernel filters by table and link instead of sending everything, and an rtnetlink socket for
+// rule dumps and batched writes.
 type namespace struct {
-	id         string
-	handle     *netlink.Handle
-	ruleHandle *netlink.Handle
-	writer     *batchWriter
+	id     string
+	handle *netlink.Handle
+	rtnl   *rtnlConn
 }
 
 func openNamespace(netnsURL string) (*namespace, error) {
-	nsHandle, err := nshandle.FromURL(netnsURL)
+	target, err := nshandle.FromURL(netnsURL)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = nsHandle.Close() }()
+	defer func() { _ = target.Close() }()
 
-	handle, err := netlink.NewHandleAt(nsHandle, unix.NETLINK_ROUTE)
+	var handle *netlink.Handle
+	var socket *nl.NetlinkSocket
+	err = inNamespace(target, func() (err error) {
+		if handle, err = netlink.NewHandle(unix.NETLINK_ROUTE); err != nil {
+			return err
+		}
+		socket, err = nl.GetNetlinkSocketAt(netns.None(), netns.None(), unix.NETLINK_ROUTE)
+		return err
+	})
+	if err == nil {
+		err = handle.SetStrictCheck(true)
+	}
 	if err != nil {
-		return nil, errors.Wrapf(err, "failed to open a netlink handle in %s", netnsURL)
+		if handle != nil {
+			handle.Close()
+		}
+		if socket != nil {
+			socket.Close()
+		}
+		return nil, errors.Wrapf(err, "failed to open netlink sockets in %s", netnsURL)
 	}
-	if err = handle.SetStrictCheck(true); err != nil {
-		handle.Close()
-		return nil, errors.Wrap(err, "failed to enable netlink strict checking")
-	}
-	ruleHandle, err := netlink.NewHandleAt(nsHandle, unix.NETLINK_ROUTE)
+	return &namespace{id: target.UniqueId(), handle: handle, rtnl: newRtnlConn(socket)}, nil
+}
+
+// inNamespace runs create on a thread moved into target, entering it once for all sockets rather than once
+// per socket. If the thread cannot return to its namespace it stays locked, so the runtime retires it.
+func inNamespace(target netns.NsHandle, create func() error) error {
+	runtime.LockOSThread()
+	origin, err := netns.Get()
 	if err != nil {
-		handle.Close()
-		return nil, errors.Wrapf(err, "failed to open a netlink handle in %s", netnsURL)
+		runtime.UnlockOSThread()
+		return err
 	}
-	socket, err := nl.GetNetlinkSocketAt(nsHandle, netns.None(), unix.NETLINK_ROUTE)
-	if err != nil {
-		handle.Close()
-		ruleHandle.Close()
-		return nil, errors.Wrapf(err, "failed to open a netlink socket in %s", netnsURL)
+	defer func() { _ = origin.Close() }()
+	if err = netns.Set(target); err != nil {
+		runtime.UnlockOSThread()
+		return err
 	}
-	return &namespace{id: nsHandle.UniqueId(), handle: handle, ruleHandle: ruleHandle, writer: newBatchWriter(socket)}, nil
+	createErr := create()
+	if err = netns.Set(origin); err != nil {
+		return errors.Wrap(err, "failed to return to the forwarder's network namespace")
+	}
+	runtime.UnlockOSThread()
+	return createErr
 }
 
 func (n *namespace) Close() {
 	n.handle.Close()
-	n.ruleHandle.Close()
-	n.writer.Close()
+	n.rtnl.Close()
 }
 
 // namespaceLocks serializes reconciliations per network namespace: each one reads the namespace, decides and

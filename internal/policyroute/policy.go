@@ -252,3 +252,12 @@ func prefixFromIPNet(n *net.IPNet, family int) netip.Prefix {
 	ones, _ := n.Mask.Size()
 	return netip.PrefixFrom(addr.Unmap(), ones)
 }
+
+// prefixFromBytes converts an address attribute and a prefix length from rtnetlink.
+func prefixFromBytes(b []byte, bits int) netip.Prefix {
+	addr, ok := netip.AddrFromSlice(b)
+	if !ok {
+		return netip.Prefix{}
+	}
+	return netip.PrefixFrom(addr.Unmap(), bits)
+}

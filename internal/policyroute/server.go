@@ -86,7 +86,7 @@ func (s *policyRouteServer) apply(ctx context.Context, conn *networkservice.Conn
 	log.FromContext(ctx).WithField("policyroute", "apply").
 		Debugf("adopted %d, route replaces %d, rule adds %d, rule deletes %d, route deletes %d",
 			p.adopted, len(p.routeReplaces), len(p.ruleAdds), len(p.ruleDeletes), len(p.routeDeletes))
-	return ns.writer.write(ops)
+	return ns.rtnl.write(ops)
 }
 
 func (s *policyRouteServer) plan(ns *namespace, connID string, link int, policies []policy, closing bool) (*plan, error) {

@@ -42,29 +42,6 @@ func (r *kernelRule) identity() ruleIdentity {
 	return ruleIdentity{family: r.family, sel: r.sel, table: r.table, priority: r.priority}
 }
 
-func ruleFromNetlink(r *netlink.Rule) kernelRule {
-	out := kernelRule{
-		family:   r.Family,
-		table:    uint32(r.Table),
-		priority: uint32(r.Priority),
-		protocol: r.Protocol,
-		sel:      selector{proto: r.IPProto},
-	}
-	if r.Src != nil {
-		out.sel.src = prefixFromIPNet(r.Src, r.Family)
-	}
-	if r.Sport != nil {
-		out.sel.sport = portRange{start: r.Sport.Start, end: r.Sport.End}
-	}
-	if r.Dport != nil {
-		out.sel.dport = portRange{start: r.Dport.Start, end: r.Dport.End}
-	}
-	out.plain = r.Dst == nil && r.Mark == 0 && r.Mask == nil && r.Tos == 0 && r.TunID == 0 && r.Goto < 0 &&
-		r.IifName == "" && r.OifName == "" && r.SuppressIfgroup < 0 && r.SuppressPrefixlen < 0 && !r.Invert &&
-		r.UIDRange == nil && r.Flow < 0
-	return out
-}
-
 // addOp leaves out NLM_F_EXCL: the caller saw in a dump, under the namespace lock, that the rule is missing,
 // and with the flag the kernel compares the new rule with every existing one, which is quadratic at scale.
 func (r *kernelRule) addOp() writeOp {
@@ -180,25 +157,6 @@ func (r *kernelRoute) serialize(scope, routeType uint8) []byte {
 		attrs = append(attrs, uint32Attr(unix.RTA_PRIORITY, uint32(r.priority)))
 	}
 	return serialize(msg, attrs...)
-}
-
-// listRules returns the rules pointing into [first, first+count), both families, in one dump.
-func (n *namespace) listRules(o *options) ([]kernelRule, error) {
-	var rules []netlink.Rule
-	err := retryInterrupted(func() (err error) {
-		rules, err = n.ruleHandle.RuleList(netlink.FAMILY_ALL)
-		return err
-	})
-	if err != nil {
-		return nil, errors.Wrap(err, "failed to list ip rules")
-	}
-	var out []kernelRule
-	for i := range rules {
-		if o.inRange(uint32(rules[i].Table)) {
-			out = append(out, ruleFromNetlink(&rules[i]))
-		}
-	}
-	return out, nil
 }
 
 // listRoutes dumps routes of both families matching filter; the kernel applies the table, link and protocol
