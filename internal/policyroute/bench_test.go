@@ -87,6 +87,40 @@ func BenchmarkRestartRecovery(b *testing.B) {
 	}
 }
 
+// BenchmarkInstallManyConnections spreads the policies over connections of 10 policies, each with its own link.
+// Every Request reads the namespace's rules and its link's routes, so the cost per policy grows with what the
+// namespace already holds; this shows by how much.
+func BenchmarkInstallManyConnections(b *testing.B) {
+	const perConnection = 10
+	for _, connections := range []int{25, 400} {
+		b.Run(fmt.Sprintf("%dx%d", connections, perConnection), func(b *testing.B) {
+			var elapsed time.Duration
+			for range b.N {
+				b.StopTimer()
+				n := newTestNS(b)
+				for c := range connections {
+					n.addLink(b, fmt.Sprint("nsm", c))
+				}
+				server := next.NewNetworkServiceServer(NewServer())
+				policies := manyPolicies(connections * perConnection)
+				b.StartTimer()
+
+				start := time.Now()
+				for c := range connections {
+					req := newRequest(n, fmt.Sprint("conn-", c), fmt.Sprint("nsm", c), policies[c*perConnection:(c+1)*perConnection]...)
+					_, err := server.Request(quietContext(), req)
+					require.NoError(b, err)
+				}
+				elapsed += time.Since(start)
+				b.StopTimer()
+				n.remove()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N*connections*perConnection), "ns/policy")
+		})
+	}
+}
+
 func TestManyPoliciesAreDistinct(t *testing.T) {
 	parsed, err := parsePolicies(manyPolicies(10000))
 	require.NoError(t, err, fmt.Sprint("benchmark policies must be valid"))

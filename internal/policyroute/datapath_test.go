@@ -38,7 +38,8 @@ func TestPacketsFollowThePolicy(t *testing.T) {
 	web := &networkservice.PolicyRoute{From: "172.16.0.1/32", Proto: "tcp", DstPort: "8000-8080",
 		Routes: []*networkservice.Route{{Prefix: "10.1.0.0/16", NextHop: "172.16.0.2"}}}
 	v6 := &networkservice.PolicyRoute{From: "fd00::1/128"}
-	request(t, newChain(), newRequest(n, "conn-1", "nsm0", web, v6))
+	anySourceV6 := &networkservice.PolicyRoute{Proto: "udp", Routes: []*networkservice.Route{{Prefix: "fd02::/64"}}}
+	request(t, newChain(), newRequest(n, "conn-1", "nsm0", web, v6, anySourceV6))
 
 	o := newOptions(nil)
 	webTable := o.candidateTables("conn-1", selector{src: netip.MustParsePrefix("172.16.0.1/32"), proto: 6, dport: portRange{8000, 8080}})[0]
@@ -54,4 +55,7 @@ func TestPacketsFollowThePolicy(t *testing.T) {
 		require.NotContains(t, out, "table "+fmt.Sprint(webTable), strings.Join(miss, " "))
 	}
 	require.Contains(t, n.routeGet(t, "2001:db8::1", "from", "fd00::1"), "dev nsm0 table "+fmt.Sprint(v6Table))
+	anySourceTable := o.candidateTables("conn-1", selector{proto: 17})[0]
+	require.Contains(t, n.routeGet(t, "fd02::1", "ipproto", "udp"), "dev nsm0 table "+fmt.Sprint(anySourceTable))
+	require.NotContains(t, n.routeGet(t, "fd02::1", "ipproto", "tcp"), "table "+fmt.Sprint(anySourceTable))
 }

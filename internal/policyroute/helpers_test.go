@@ -133,8 +133,12 @@ func (n *testNS) snapshot(tb testing.TB, o *options) []string {
 		if l, err := n.handle.LinkByIndex(r.oif); err == nil {
 			linkName = l.Attrs().Name
 		}
-		out = append(out, fmt.Sprintf("route table %d %s via %v dev %s metric %d proto %d plain %v",
-			r.table, r.dst, r.gw, linkName, r.priority, r.protocol, r.plain))
+		gw := "-"
+		if r.gw.IsValid() {
+			gw = r.gw.String()
+		}
+		out = append(out, fmt.Sprintf("route table %d %s via %s dev %s metric %d proto %d plain %v",
+			r.table, r.dst, gw, linkName, r.priority, r.protocol, r.plain))
 	}
 	sort.Strings(out)
 	return out
