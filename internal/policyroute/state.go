@@ -159,23 +159,26 @@ func (r *kernelRoute) serialize(scope, routeType uint8) []byte {
 	return serialize(msg, attrs...)
 }
 
-// listRoutes dumps routes of both families matching filter; the kernel applies the table, link and protocol
-// filters itself because the handle has strict checking on.
+// listRoutes dumps IPv4 and IPv6 routes matching filter; the kernel applies the table, link and protocol
+// filters itself because the handle has strict checking on. The families are dumped one by one: an unspecified
+// family would also reach multicast and MPLS dumpers, which do not all accept these filters.
 func (n *namespace) listRoutes(o *options, filter *netlink.Route, mask uint64) ([]kernelRoute, error) {
 	var out []kernelRoute
-	err := retryInterrupted(func() error {
-		out = out[:0]
-		return n.handle.RouteListFilteredIter(netlink.FAMILY_ALL, filter, mask|netlink.RT_FILTER_TABLE, func(r netlink.Route) bool {
-			if r.Family == unix.AF_INET || r.Family == unix.AF_INET6 {
+	for _, family := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
+		start := len(out)
+		err := retryInterrupted(func() error {
+			out = out[:start]
+			return n.handle.RouteListFilteredIter(family, filter, mask|netlink.RT_FILTER_TABLE, func(r netlink.Route) bool {
 				if o.inRange(uint32(r.Table)) {
 					out = append(out, routeFromNetlink(&r))
 				}
-			}
-			return true
+				return true
+			})
 		})
-	})
-	if err != nil && !errors.Is(err, unix.ENOENT) {
-		return nil, errors.Wrapf(err, "failed to list routes (table %d, dev %d)", filter.Table, filter.LinkIndex)
+		// A table that does not exist in a family is an error, not an empty dump.
+		if err != nil && !errors.Is(err, unix.ENOENT) {
+			return nil, errors.Wrapf(err, "failed to list routes (family %d, table %d, dev %d)", family, filter.Table, filter.LinkIndex)
+		}
 	}
 	return out, nil
 }
