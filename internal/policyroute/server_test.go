@@ -30,7 +30,9 @@ func TestInstallIsIdempotent(t *testing.T) {
 
 	state := n.snapshot(t, o)
 	require.Len(t, state, 5, state)
-	t.Log(state)
+	for _, entry := range state {
+		require.Contains(t, entry, fmt.Sprintf("proto %d", o.protocol), "every rule and route carries our mark")
+	}
 
 	request(t, server, req)
 	require.Empty(t, m.take(t))
@@ -142,4 +144,16 @@ func TestRecreatedInterfaceGetsRoutesBack(t *testing.T) {
 	require.Equal(t, 2, countEvents(events, "newroute"), events)
 	require.Len(t, events, 2, "rules survived the link and are adopted")
 	require.Equal(t, before, n.snapshot(t, o))
+}
+
+func TestCandidateTablesArePureAndInRange(t *testing.T) {
+	o := newOptions([]Option{WithTableRange(1, 252)})
+	sel := selector{src: netip.MustParsePrefix("172.16.0.1/32"), proto: 6}
+	first := o.candidateTables("conn-1", sel)
+	require.Equal(t, first, newOptions([]Option{WithTableRange(1, 252)}).candidateTables("conn-1", sel))
+	require.NotEqual(t, first, o.candidateTables("conn-2", sel))
+	require.Len(t, first, defaultProbeLimit)
+	for _, table := range first {
+		require.True(t, table >= 1 && table <= 252, "table %d", table)
+	}
 }
