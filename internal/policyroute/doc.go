@@ -17,4 +17,5 @@
 //
 // Rule priorities (default 20000-29999) and IPv4/IPv6 route metrics are derived from the table ID so the
 // kernel inserts them in constant time; as with iprule, overlapping selectors have no defined precedence.
+// Rule ownership needs the rule protocol attribute (Linux 4.17 and later).
 package policyroute
