@@ -8,6 +8,7 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -145,4 +146,13 @@ func (c *countingServer) Request(_ context.Context, req *networkservice.NetworkS
 
 func (c *countingServer) Close(context.Context, *networkservice.Connection) (*emptypb.Empty, error) {
 	return &emptypb.Empty{}, nil
+}
+
+func TestRequestWithoutItsInterfaceFailsWithoutWrites(t *testing.T) {
+	n := newTestNS(t)
+	o := newOptions(nil)
+	m := newMonitor(t, n, o)
+	_, err := newChain().Request(quietContext(), newRequest(n, "conn-1", "nsm0", &networkservice.PolicyRoute{From: "172.16.0.1/32"}))
+	require.ErrorIs(t, err, unix.ENODEV)
+	require.Empty(t, m.take(t))
 }

@@ -71,10 +71,8 @@ func (s *policyRouteServer) apply(ctx context.Context, conn *networkservice.Conn
 	unlock := s.locks.lock(ns.id)
 	defer unlock()
 
-	link := 0
-	if l, linkErr := ns.handle.LinkByName(mechanism.GetInterfaceName()); linkErr == nil {
-		link = l.Attrs().Index
-	} else if !closing {
+	link, linkErr := ns.rtnl.linkIndex(mechanism.GetInterfaceName())
+	if linkErr != nil && !closing {
 		return errors.Wrapf(linkErr, "policyroute: no interface %s", mechanism.GetInterfaceName())
 	}
 
