@@ -28,10 +28,10 @@ type writeOp struct {
 	what        fmt.Stringer
 }
 
-// rtnlConn is the rtnetlink socket for rule dumps and writes. It sends many writes per sendmsg instead of one
-// round trip per write. The kernel handles
-// the messages of a buffer in order, before sendmsg returns, and reports errors even without NLM_F_ACK; so only
-// the last message of a batch asks for an acknowledgement, which then marks the end of the batch's replies.
+// rtnlConn is the rtnetlink socket for link lookups, rule dumps and writes. It sends many writes per sendmsg
+// instead of one round trip per write: the kernel handles the messages of a buffer in order, before sendmsg
+// returns, and reports errors even without NLM_F_ACK; so only the last message of a batch asks for an
+// acknowledgement, which then marks the end of the batch's replies.
 type rtnlConn struct {
 	socket *nl.NetlinkSocket
 	seq    uint32
