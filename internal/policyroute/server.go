@@ -25,6 +25,7 @@ func NewServer(opts ...Option) networkservice.NetworkServiceServer {
 }
 
 func (s *policyRouteServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
+	// Invalid input fails before the rest of the chain runs, so nothing at all is written for it.
 	if _, err := parsePolicies(request.GetConnection().GetContext().GetIpContext().GetPolicies()); err != nil {
 		return nil, err
 	}
@@ -34,7 +35,12 @@ func (s *policyRouteServer) Request(ctx context.Context, request *networkservice
 	if err != nil {
 		return nil, err
 	}
-	if err := s.apply(ctx, conn, false); err != nil {
+	// The chain may have changed the context; what it returns is what gets installed.
+	policies, err := parsePolicies(conn.GetContext().GetIpContext().GetPolicies())
+	if err == nil {
+		err = s.apply(ctx, conn, policies, false)
+	}
+	if err != nil {
 		closeCtx, cancelClose := postponeCtxFunc()
 		defer cancelClose()
 		if _, closeErr := s.Close(closeCtx, conn); closeErr != nil {
@@ -46,23 +52,22 @@ func (s *policyRouteServer) Request(ctx context.Context, request *networkservice
 }
 
 func (s *policyRouteServer) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
-	if err := s.apply(ctx, conn, true); err != nil {
+	policies, err := parsePolicies(conn.GetContext().GetIpContext().GetPolicies())
+	if err != nil {
+		log.FromContext(ctx).Warnf("policyroute: closing with invalid policies, removing what the link proves ours: %v", err)
+	}
+	if err := s.apply(ctx, conn, policies, true); err != nil {
 		log.FromContext(ctx).Errorf("policyroute: failed to remove policy routes: %v", err)
 	}
 	return next.Server(ctx).Close(ctx, conn)
 }
 
 // apply reconciles the connection's policy rules and routes; closing removes all of them.
-func (s *policyRouteServer) apply(ctx context.Context, conn *networkservice.Connection, closing bool) error {
+func (s *policyRouteServer) apply(ctx context.Context, conn *networkservice.Connection, policies []policy, closing bool) error {
 	mechanism := kernel.ToMechanism(conn.GetMechanism())
 	if mechanism == nil || mechanism.GetVLAN() != 0 {
 		return nil
 	}
-	policies, err := parsePolicies(conn.GetContext().GetIpContext().GetPolicies())
-	if err != nil {
-		return err
-	}
-
 	ns, err := openNamespace(mechanism.GetNetNSURL())
 	if err != nil {
 		return err
