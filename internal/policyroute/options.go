@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/kernelmark"
 )
 
 // Defaults keep our tables far above the kernel's reserved IDs (0, 253-255) and away from the small
@@ -12,8 +14,7 @@ import (
 const (
 	defaultFirstTable = 0x10000000
 	defaultTableCount = 1 << 24
-	// defaultProtocol is an RTPROT value no kernel subsystem or well-known routing daemon uses.
-	defaultProtocol = 0xfa
+	defaultProtocol   = kernelmark.Protocol
 	// Policy rules sit ahead of the main (32766) and default (32767) lookups.
 	defaultFirstPriority = 20000
 	defaultPriorityCount = 10000
