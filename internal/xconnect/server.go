@@ -58,6 +58,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
 	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
+	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 )
 
 // NewServer returns the forwarder endpoint. tunnelIP is the node's address for vxlan,
@@ -84,6 +85,8 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 		endpoint.WithAdditionalFunctionality(
 			// First behind authorize, so that it covers every element that holds resources.
 			expiry.NewServer(ctx, o.expiryOptions...),
+			// Before every element that creates something the previous run may still hold.
+			restore.NewServer(o.leftovers),
 			requestcheck.NewServer(),
 			recvfd.NewServer(),
 			sendfd.NewServer(),
