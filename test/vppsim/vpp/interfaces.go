@@ -34,6 +34,9 @@ func (v *VPP) registerInterfaces() {
 	on(v, v.swInterfaceSetMacAddress)
 	on(v, v.wantInterfaceEvents)
 	on(v, v.createLoopback)
+	on(v, v.createLoopbackInstance)
+	on(v, v.hwInterfaceSetMtu)
+	on(v, v.swInterfaceGetMacAddress)
 	on(v, v.deleteLoopback)
 	on(v, v.createVlanSubif)
 	on(v, v.deleteSubif)
@@ -334,18 +337,58 @@ func (v *VPP) wantInterfaceEvents(s *server.Session, req *interfaces.WantInterfa
 }
 
 func (v *VPP) createLoopback(_ *server.Session, req *interfaces.CreateLoopback) []api.Message {
-	mac := req.MacAddress.ToMAC()
-	if req.MacAddress == (ethernet_types.MacAddress{}) {
-		mac = randomMAC()
+	var instance uint32
+	for v.loopbackTaken(instance) {
+		instance++
 	}
-	instance := 0
-	for _, i := range v.state.Interfaces {
-		if i.Kind == state.KindLoopback {
+	i := v.addLoopback(instance, req.MacAddress)
+	return one(&interfaces.CreateLoopbackReply{SwIfIndex: interface_types.InterfaceIndex(i.SwIfIndex)})
+}
+
+func (v *VPP) createLoopbackInstance(_ *server.Session, req *interfaces.CreateLoopbackInstance) []api.Message {
+	instance := req.UserInstance
+	if !req.IsSpecified {
+		instance = 0
+		for v.loopbackTaken(instance) {
 			instance++
 		}
+	} else if v.loopbackTaken(instance) {
+		return one(&interfaces.CreateLoopbackInstanceReply{Retval: retval(api.INSTANCE_IN_USE)})
 	}
-	i := v.addInterface(state.KindLoopback, "loop"+strconv.Itoa(instance), "Loopback", mac)
-	return one(&interfaces.CreateLoopbackReply{SwIfIndex: interface_types.InterfaceIndex(i.SwIfIndex)})
+	i := v.addLoopback(instance, req.MacAddress)
+	return one(&interfaces.CreateLoopbackInstanceReply{SwIfIndex: interface_types.InterfaceIndex(i.SwIfIndex)})
+}
+
+func loopbackName(instance uint32) string { return "loop" + strconv.FormatUint(uint64(instance), 10) }
+
+func (v *VPP) loopbackTaken(instance uint32) bool {
+	_, taken := v.state.InterfaceByName(loopbackName(instance))
+	return taken
+}
+
+func (v *VPP) addLoopback(instance uint32, requested ethernet_types.MacAddress) *state.Interface {
+	mac := requested.ToMAC()
+	if requested == (ethernet_types.MacAddress{}) {
+		mac = randomMAC()
+	}
+	return v.addInterface(state.KindLoopback, loopbackName(instance), "Loopback", mac)
+}
+
+func (v *VPP) hwInterfaceSetMtu(_ *server.Session, req *interfaces.HwInterfaceSetMtu) []api.Message {
+	i, ok := v.iface(uint32(req.SwIfIndex))
+	if !ok {
+		return one(&interfaces.HwInterfaceSetMtuReply{Retval: retval(api.INVALID_SW_IF_INDEX)})
+	}
+	i.LinkMTU = req.Mtu
+	return one(&interfaces.HwInterfaceSetMtuReply{})
+}
+
+func (v *VPP) swInterfaceGetMacAddress(_ *server.Session, req *interfaces.SwInterfaceGetMacAddress) []api.Message {
+	i, ok := v.iface(uint32(req.SwIfIndex))
+	if !ok {
+		return one(&interfaces.SwInterfaceGetMacAddressReply{Retval: retval(api.INVALID_SW_IF_INDEX)})
+	}
+	return one(&interfaces.SwInterfaceGetMacAddressReply{MacAddress: macOf(i)})
 }
 
 func (v *VPP) deleteLoopback(_ *server.Session, req *interfaces.DeleteLoopback) []api.Message {

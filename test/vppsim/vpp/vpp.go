@@ -51,6 +51,7 @@ func New(ownNetns string, log *slog.Logger) *VPP {
 	v.registerVxlan()
 	v.registerACL()
 	v.registerRecorded()
+	v.registerIkev2()
 	return v
 }
 
