@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,37 +18,18 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/tapv2"
 	"github.com/networkservicemesh/govpp/binapi/vpe"
 	"github.com/stretchr/testify/require"
-	"go.fd.io/govpp"
 	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/core"
 
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
 const nsPrefix = "vsim"
 
-// startSim runs a simulator on a temporary socket for the test's lifetime.
-func startSim(t *testing.T, netns string) *vppsim.Sim {
-	t.Helper()
-	dir := t.TempDir()
-	sim, err := vppsim.Start(context.Background(), vppsim.Config{
-		APISocket:   filepath.Join(dir, "api.sock"),
-		StateSocket: filepath.Join(dir, "state.sock"),
-		Netns:       netns,
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sim.Close() })
-	return sim
-}
+func startSim(t *testing.T, netns string) *vppsim.Sim { return vppsimtest.StartSim(t, netns) }
 
-// connect is a plain govpp client, as the forwarder makes one.
-func connect(t *testing.T, sim *vppsim.Sim) *core.Connection {
-	t.Helper()
-	conn, err := govpp.Connect(sim.APISocket())
-	require.NoError(t, err)
-	t.Cleanup(conn.Disconnect)
-	return conn
-}
+func connect(t *testing.T, sim *vppsim.Sim) *core.Connection { return vppsimtest.Dial(t, sim) }
 
 func ctxFor(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
