@@ -14,6 +14,7 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	"github.com/networkservicemesh/govpp/binapi/ip_types"
 	"github.com/networkservicemesh/govpp/binapi/l2"
+	"github.com/networkservicemesh/govpp/binapi/lldp"
 	"github.com/networkservicemesh/govpp/binapi/memclnt"
 	"github.com/networkservicemesh/govpp/binapi/tapv2"
 	"github.com/networkservicemesh/govpp/binapi/vpe"
@@ -84,8 +85,8 @@ func TestUnimplementedMessageGetsRetval(t *testing.T) {
 	sim := startSim(t, "")
 	conn := connect(t, sim)
 	ctx := ctxFor(t)
-	// af_packet_set_l4_cksum_offload is in the table but the simulator does not do it.
-	_, err := af_packet.NewServiceClient(conn).AfPacketSetL4CksumOffload(ctx, &af_packet.AfPacketSetL4CksumOffload{SwIfIndex: 1})
+	// lldp_config is in the table but the simulator does not do it.
+	_, err := lldp.NewServiceClient(conn).LldpConfig(ctx, &lldp.LldpConfig{TxHold: 4, TxInterval: 30})
 	var apiErr api.VPPApiError
 	require.True(t, errors.As(err, &apiErr), "want a VPPApiError, got %v", err)
 	require.Equal(t, api.UNIMPLEMENTED, apiErr)

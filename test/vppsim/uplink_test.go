@@ -47,9 +47,15 @@ func TestUplinkInitSequence(t *testing.T) {
 	ifc := interfaces.NewServiceClient(conn)
 	ipc := ip.NewServiceClient(conn)
 
-	created, err := af_packet.NewServiceClient(conn).AfPacketCreateV3(ctx, &af_packet.AfPacketCreateV3{HostIfName: "eth0", NumRxQueues: 1, NumTxQueues: 1})
+	// The classic uplink init uses the first af_packet_create with the host's MAC.
+	hostMAC, err := ethernet_types.ParseMacAddress("02:00:00:00:00:aa")
+	require.NoError(t, err)
+	created, err := af_packet.NewServiceClient(conn).AfPacketCreate(ctx, &af_packet.AfPacketCreate{HostIfName: "eth0", HwAddr: hostMAC})
 	require.NoError(t, err)
 	up := created.SwIfIndex
+	require.Equal(t, "02:00:00:00:00:aa", sim.State().Interfaces[uint32(up)].MAC)
+	_, err = af_packet.NewServiceClient(conn).AfPacketSetL4CksumOffload(ctx, &af_packet.AfPacketSetL4CksumOffload{SwIfIndex: up, Set: true})
+	require.NoError(t, err)
 	_, err = ifc.SwInterfaceSetMtu(ctx, &interfaces.SwInterfaceSetMtu{SwIfIndex: up, Mtu: []uint32{1450, 0, 0, 0}})
 	require.NoError(t, err)
 	_, err = ifc.SwInterfaceAddDelAddress(ctx, &interfaces.SwInterfaceAddDelAddress{SwIfIndex: up, IsAdd: true, Prefix: mustPrefix(t, "192.168.50.2/24")})
