@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // Layer is what a port carries: Ethernet frames or bare IP packets.
@@ -52,6 +53,7 @@ type Plane struct {
 
 	mu        sync.RWMutex
 	ports     map[uint32]port
+	counters  map[uint32]*portCounters
 	endpoints map[endpointKey]*vxlanEndpoint
 	wg        sync.WaitGroup
 }
@@ -64,6 +66,7 @@ func New(ownNetns string, forwarder Forwarder, log *slog.Logger) *Plane {
 		forwarder: forwarder,
 		log:       log,
 		ports:     make(map[uint32]port),
+		counters:  make(map[uint32]*portCounters),
 		endpoints: make(map[endpointKey]*vxlanEndpoint),
 	}
 }
@@ -74,6 +77,7 @@ func (p *Plane) RemovePort(swIfIndex uint32) {
 	p.mu.Lock()
 	pt, ok := p.ports[swIfIndex]
 	delete(p.ports, swIfIndex)
+	delete(p.counters, swIfIndex)
 	p.mu.Unlock()
 	if ok {
 		if err := pt.close(); err != nil {
@@ -105,6 +109,7 @@ func (p *Plane) Close() {
 func (p *Plane) addPort(swIfIndex uint32, pt port) {
 	p.mu.Lock()
 	p.ports[swIfIndex] = pt
+	p.counters[swIfIndex] = &portCounters{}
 	p.mu.Unlock()
 	if fp, ok := pt.(*filePort); ok {
 		p.wg.Add(1)
@@ -129,26 +134,47 @@ func (p *Plane) readLoop(swIfIndex uint32, fp *filePort) {
 	}
 }
 
-// receive forwards one packet that arrived on rx.
+// receive forwards one packet that arrived on rx, counting it as VPP would: received on
+// rx, then either transmitted on the egress port or dropped on rx.
 func (p *Plane) receive(rx uint32, layer Layer, pkt []byte) {
+	p.mu.RLock()
+	rxCounters := p.counters[rx]
+	p.mu.RUnlock()
+	if rxCounters != nil {
+		rxCounters.rxPackets.Add(1)
+		rxCounters.rxBytes.Add(uint64(len(pkt)))
+	}
+	if !p.forward(rx, layer, pkt) && rxCounters != nil {
+		rxCounters.drops.Add(1)
+	}
+}
+
+func (p *Plane) forward(rx uint32, layer Layer, pkt []byte) bool {
 	ipHeader := ipPart(layer, pkt)
 	out, ok := p.forwarder.Forward(rx, ipHeader)
 	if !ok {
-		return
+		return false
 	}
 	p.mu.RLock()
 	tx, ok := p.ports[out.SwIfIndex]
+	txCounters := p.counters[out.SwIfIndex]
 	p.mu.RUnlock()
 	if !ok {
-		return
+		return false
 	}
 	data := convert(layer, tx.layer(), pkt, ipHeader, out)
 	if data == nil {
-		return
+		return false
 	}
 	if err := tx.write(data); err != nil {
 		p.log.Debug("port write failed", "sw_if_index", out.SwIfIndex, "error", err)
+		return false
 	}
+	if txCounters != nil {
+		txCounters.txPackets.Add(1)
+		txCounters.txBytes.Add(uint64(len(data)))
+	}
+	return true
 }
 
 // ipPart returns the IP packet inside pkt, or nil if it carries something else.
@@ -195,6 +221,32 @@ func convert(from, to Layer, pkt, ipHeader []byte, out Egress) []byte {
 	binary.BigEndian.PutUint16(frame[12:14], etherType)
 	copy(frame[14:], ipHeader)
 	return frame
+}
+
+// Counters are a port's packet counters since it was created.
+type Counters struct {
+	RxPackets, RxBytes uint64
+	TxPackets, TxBytes uint64
+	Drops              uint64
+}
+
+type portCounters struct {
+	rxPackets, rxBytes, txPackets, txBytes, drops atomic.Uint64
+}
+
+// Counters returns swIfIndex's counters; interfaces without a port have none.
+func (p *Plane) Counters(swIfIndex uint32) Counters {
+	p.mu.RLock()
+	c := p.counters[swIfIndex]
+	p.mu.RUnlock()
+	if c == nil {
+		return Counters{}
+	}
+	return Counters{
+		RxPackets: c.rxPackets.Load(), RxBytes: c.rxBytes.Load(),
+		TxPackets: c.txPackets.Load(), TxBytes: c.txBytes.Load(),
+		Drops: c.drops.Load(),
+	}
 }
 
 // filePort is a tap, tun or af_packet socket: one read or write per packet.

@@ -59,6 +59,7 @@ func (v *VPP) addInterface(kind state.Kind, name, devType string, mac net.Hardwa
 	}
 	v.state.NextSwIfIndex++
 	v.state.Interfaces[i.SwIfIndex] = i
+	v.dirty = true
 	return i
 }
 
@@ -67,6 +68,7 @@ func (v *VPP) addInterface(kind state.Kind, name, devType string, mac net.Hardwa
 func (v *VPP) deleteInterface(i *state.Interface) {
 	v.plane.RemovePort(i.SwIfIndex)
 	delete(v.state.Interfaces, i.SwIfIndex)
+	v.dirty = true
 	for _, other := range v.state.Interfaces {
 		if other.L2XconnectTx != nil && *other.L2XconnectTx == i.SwIfIndex {
 			other.L2XconnectTx = nil

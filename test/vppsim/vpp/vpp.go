@@ -23,8 +23,14 @@ type VPP struct {
 	plane    *dataplane.Plane
 	handlers map[string]handlerFunc
 
+	// interfacesChanged runs after a message that added or removed interfaces, before its
+	// reply goes out, so that tables derived from the interface list (the stats segment)
+	// are current by the time a client learns about the change.
+	interfacesChanged func()
+
 	mu          sync.RWMutex
 	state       *state.State
+	dirty       bool
 	subscribers map[*server.Session]uint32 // want_interface_events: session -> pid
 	// eventsFor lists other event registrations by message name, so repeats are refused
 	// the way VPP refuses them.
@@ -62,9 +68,19 @@ func (v *VPP) Handle(s *server.Session, req api.Message) ([]api.Message, bool) {
 		return nil, false
 	}
 	v.mu.Lock()
-	defer v.mu.Unlock()
-	return h(s, req)
+	replies, handled := h(s, req)
+	changed := v.dirty
+	v.dirty = false
+	v.mu.Unlock()
+	if changed && v.interfacesChanged != nil {
+		v.interfacesChanged()
+	}
+	return replies, handled
 }
+
+// OnInterfacesChanged sets the hook run after interfaces were added or removed. Set it
+// before serving clients.
+func (v *VPP) OnInterfacesChanged(fn func()) { v.interfacesChanged = fn }
 
 // SessionClosed implements server.Handler: a gone client receives no more events.
 func (v *VPP) SessionClosed(s *server.Session) {
@@ -81,6 +97,23 @@ func (v *VPP) State() *state.State {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	return v.state.Clone()
+}
+
+// InterfaceCounters lists every sw_if_index up to the highest allocated one with its name
+// ("" for deleted ones) and packet counters, the table VPP's stats segment exposes.
+func (v *VPP) InterfaceCounters() (names []string, counters []dataplane.Counters) {
+	v.mu.RLock()
+	n := v.state.NextSwIfIndex
+	names = make([]string, n)
+	for idx, i := range v.state.Interfaces {
+		names[idx] = i.Name
+	}
+	v.mu.RUnlock()
+	counters = make([]dataplane.Counters, n)
+	for idx := range counters {
+		counters[idx] = v.plane.Counters(uint32(idx))
+	}
+	return names, counters
 }
 
 // Close removes every kernel-side object, as a VPP crash would.

@@ -11,8 +11,8 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim"
 )
 
-// StartSim runs an in-process simulator on a temporary API socket (with its state socket
-// beside it) until the test ends. netns is where its af_packet and VXLAN sockets live:
+// StartSim runs an in-process simulator on a temporary API socket (with its state and
+// stats sockets beside it: state.sock, stats.sock) until the test ends. netns is where its af_packet and VXLAN sockets live:
 // a namespace name or path, or "" for the test process's own.
 func StartSim(t testing.TB, netns string) *vppsim.Sim {
 	t.Helper()
@@ -20,6 +20,7 @@ func StartSim(t testing.TB, netns string) *vppsim.Sim {
 	sim, err := vppsim.Start(context.Background(), vppsim.Config{
 		APISocket:   filepath.Join(dir, "api.sock"),
 		StateSocket: filepath.Join(dir, "state.sock"),
+		StatsSocket: filepath.Join(dir, "stats.sock"),
 		Netns:       netns,
 	})
 	if err != nil {
