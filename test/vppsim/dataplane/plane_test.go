@@ -52,3 +52,19 @@ func TestNamespacePath(t *testing.T) {
 	require.Equal(t, "/proc/1/ns/net", NamespacePath("/proc/1/ns/net"))
 	require.Equal(t, "", NamespacePath(""))
 }
+
+func TestVlanPushPop(t *testing.T) {
+	frame := make([]byte, 60)
+	copy(frame[0:6], []byte{2, 0, 0, 0, 0, 2})
+	copy(frame[6:12], []byte{2, 0, 0, 0, 0, 1})
+	binary.BigEndian.PutUint16(frame[12:14], 0x0800)
+
+	_, tagged := vlanTag(frame)
+	require.False(t, tagged)
+	withTag := pushVlan(frame, 100)
+	require.Len(t, withTag, len(frame)+4)
+	vlan, tagged := vlanTag(withTag)
+	require.True(t, tagged)
+	require.Equal(t, uint16(100), vlan)
+	require.Equal(t, frame, popVlan(withTag))
+}

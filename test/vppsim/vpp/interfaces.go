@@ -64,8 +64,13 @@ func (v *VPP) addInterface(kind state.Kind, name, devType string, mac net.Hardwa
 }
 
 // deleteInterface removes an interface with everything hanging off it, including its
-// kernel side.
+// sub-interfaces and its kernel side.
 func (v *VPP) deleteInterface(i *state.Interface) {
+	for _, child := range v.state.SortedInterfaces() {
+		if child.Sub != nil && child.Sub.Parent == i.SwIfIndex {
+			v.deleteInterface(child)
+		}
+	}
 	v.plane.RemovePort(i.SwIfIndex)
 	delete(v.state.Interfaces, i.SwIfIndex)
 	v.dirty = true

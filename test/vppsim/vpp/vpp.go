@@ -35,6 +35,9 @@ type VPP struct {
 	// eventsFor lists other event registrations by message name, so repeats are refused
 	// the way VPP refuses them.
 	eventsFor map[string]map[*server.Session]uint32
+
+	macMu sync.Mutex
+	macs  map[uint32]macTable // bridge domain -> learned MACs
 }
 
 // New returns an empty VPP whose af_packet and VXLAN sockets live in ownNetns (a path;
@@ -46,6 +49,7 @@ func New(ownNetns string, log *slog.Logger) *VPP {
 		state:       state.New(),
 		subscribers: make(map[*server.Session]uint32),
 		eventsFor:   make(map[string]map[*server.Session]uint32),
+		macs:        make(map[uint32]macTable),
 	}
 	v.plane = dataplane.New(ownNetns, v, log)
 	v.registerInterfaces()
