@@ -32,6 +32,10 @@ func startSim(t *testing.T, netns string) *vppsim.Sim { return vppsimtest.StartS
 
 func connect(t *testing.T, sim *vppsim.Sim) *core.Connection { return vppsimtest.Dial(t, sim) }
 
+func startSimB(b *testing.B) *vppsim.Sim { return vppsimtest.StartSim(b, "") }
+
+func connectB(b *testing.B, sim *vppsim.Sim) *core.Connection { return vppsimtest.Dial(b, sim) }
+
 func ctxFor(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)

@@ -99,14 +99,6 @@ func (p *Plane) RemovePort(swIfIndex uint32) {
 	}
 }
 
-// HasPort says whether swIfIndex has a kernel side.
-func (p *Plane) HasPort(swIfIndex uint32) bool {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	_, ok := p.ports[swIfIndex]
-	return ok
-}
-
 // Close removes every port and waits for the readers to stop.
 func (p *Plane) Close() {
 	p.mu.Lock()
