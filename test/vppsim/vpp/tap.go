@@ -35,7 +35,8 @@ func (v *VPP) tapCreateV3(_ *server.Session, req *tapv2.TapCreateV3) []api.Messa
 		kind, prefix = state.KindTun, "tun"
 	}
 	spec := dataplane.TapSpec{
-		HostIfName: prefix + strconv.FormatUint(uint64(id), 10),
+		// VPP names the host side tap<id> even for a tun.
+		HostIfName: "tap" + strconv.FormatUint(uint64(id), 10),
 		Tun:        tun,
 	}
 	if req.HostIfNameSet && req.HostIfName != "" {
