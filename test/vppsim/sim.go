@@ -43,6 +43,7 @@ type Sim struct {
 	statsDone chan struct{}
 	apiSocket string
 	statsPath string
+	closed    chan struct{}
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -58,7 +59,7 @@ func Start(ctx context.Context, cfg Config) (*Sim, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	v := vpp.New(dataplane.NamespacePath(cfg.Netns), log)
-	s := &Sim{vpp: v, apiSocket: cfg.APISocket, statsPath: cfg.StatsSocket}
+	s := &Sim{vpp: v, apiSocket: cfg.APISocket, statsPath: cfg.StatsSocket, closed: make(chan struct{})}
 	// Stats first: its hook must be in place before any client can change interfaces.
 	if cfg.StatsSocket != "" {
 		if err := s.serveStats(cfg.StatsSocket, log); err != nil {
@@ -80,8 +81,11 @@ func Start(ctx context.Context, cfg Config) (*Sim, error) {
 		}
 	}
 	go func() {
-		<-ctx.Done()
-		_ = s.Close()
+		select {
+		case <-ctx.Done():
+			_ = s.Close()
+		case <-s.closed:
+		}
 	}()
 	return s, nil
 }
@@ -159,6 +163,7 @@ func (s *Sim) Snapshot() *Snapshot {
 // Close disconnects every client and removes every kernel-side object, like a VPP crash.
 func (s *Sim) Close() error {
 	s.closeOnce.Do(func() {
+		defer close(s.closed)
 		if s.stateSrv != nil {
 			s.stateSrv.close()
 		}
