@@ -32,8 +32,8 @@ type VPP struct {
 	state       *state.State
 	dirty       bool
 	subscribers map[*server.Session]uint32 // want_interface_events: session -> pid
-	// eventsFor lists other event registrations by message name, so repeats are refused
-	// the way VPP refuses them.
+	// eventsFor records the other event registrations (session -> pid) by event name;
+	// the simulator never has occasion to send those events.
 	eventsFor map[string]map[*server.Session]uint32
 
 	macMu sync.Mutex
@@ -71,15 +71,24 @@ func (v *VPP) Handle(s *server.Session, req api.Message) ([]api.Message, bool) {
 	if !ok {
 		return nil, false
 	}
-	v.mu.Lock()
-	replies, handled := h(s, req)
-	changed := v.dirty
-	v.dirty = false
-	v.mu.Unlock()
+	replies, handled, changed := v.handleLocked(h, s, req)
 	if changed && v.interfacesChanged != nil {
 		v.interfacesChanged()
 	}
 	return replies, handled
+}
+
+// handleLocked runs h under the state lock; the deferred unlock keeps a panicking handler
+// (which the server turns into an error reply) from leaving the simulator locked.
+func (v *VPP) handleLocked(h handlerFunc, s *server.Session, req api.Message) (replies []api.Message, handled, changed bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	defer func() {
+		changed = v.dirty
+		v.dirty = false
+	}()
+	replies, handled = h(s, req)
+	return replies, handled, false
 }
 
 // OnInterfacesChanged sets the hook run after interfaces were added or removed. Set it
