@@ -11,11 +11,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// HostLink is what the simulator learns about a host interface it binds to.
+type HostLink struct {
+	MAC net.HardwareAddr
+	MTU int
+}
+
 // CreateAfPacket binds a raw socket to hostIfName in the simulator's namespace and attaches
-// it to swIfIndex. It returns the host interface's MAC.
-func (p *Plane) CreateAfPacket(swIfIndex uint32, hostIfName string) (net.HardwareAddr, error) {
+// it to swIfIndex. It returns the host interface's MAC and MTU, which VPP adopts.
+func (p *Plane) CreateAfPacket(swIfIndex uint32, hostIfName string) (HostLink, error) {
 	var file *os.File
-	var mac net.HardwareAddr
+	var host HostLink
 	err := inNetns(p.ownNetns, func() error {
 		link, err := netlink.LinkByName(hostIfName)
 		if err != nil {
@@ -41,14 +47,14 @@ func (p *Plane) CreateAfPacket(swIfIndex uint32, hostIfName string) (net.Hardwar
 			return fmt.Errorf("PACKET_AUXDATA: %w", err)
 		}
 		file = os.NewFile(uintptr(fd), "af_packet:"+hostIfName)
-		mac = link.Attrs().HardwareAddr
+		host = HostLink{MAC: link.Attrs().HardwareAddr, MTU: link.Attrs().MTU}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return HostLink{}, err
 	}
 	p.addPort(swIfIndex, &afPacketPort{filePort: filePort{file: file, carries: L2}})
-	return mac, nil
+	return host, nil
 }
 
 // afPacketPort reads like VPP's af_packet input: a VLAN tag the kernel moved into

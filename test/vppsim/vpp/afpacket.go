@@ -47,12 +47,12 @@ func (v *VPP) createAfPacket(host string, hwAddr ethernet_types.MacAddress, rand
 		return 0, api.SUBIF_ALREADY_EXISTS
 	}
 	swIfIndex := v.state.NextSwIfIndex
-	hostMAC, err := v.plane.CreateAfPacket(swIfIndex, host)
+	hostLink, err := v.plane.CreateAfPacket(swIfIndex, host)
 	if err != nil {
 		v.log.Warn("af_packet_create failed", "host_if_name", host, "error", err)
 		return 0, api.INVALID_INTERFACE
 	}
-	mac := hostMAC
+	mac := hostLink.MAC
 	switch {
 	case random:
 		mac = randomMAC()
@@ -61,6 +61,9 @@ func (v *VPP) createAfPacket(host string, hwAddr ethernet_types.MacAddress, rand
 	}
 	i := v.addInterface(state.KindAfPacket, afPacketName(host), "af_packet", mac)
 	i.AfPacket = &state.AfPacket{HostIfName: host}
+	// VPP takes the host interface's MTU for an af_packet interface.
+	i.MTU = [4]uint32{uint32(hostLink.MTU), 0, 0, 0}
+	i.LinkMTU = uint16(hostLink.MTU)
 	return interface_types.InterfaceIndex(i.SwIfIndex), 0
 }
 
