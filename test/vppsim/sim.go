@@ -30,6 +30,9 @@ type Config struct {
 	Netns string
 	// Logger receives the simulator's log; nil discards it.
 	Logger *slog.Logger
+	// RecordRequests keeps every request for Requests/RequestsOf (memory grows with
+	// traffic: for tests, not for long runs).
+	RecordRequests bool
 }
 
 // Sim is a running simulator.
@@ -43,6 +46,7 @@ type Sim struct {
 	statsDone chan struct{}
 	apiSocket string
 	statsPath string
+	recorder  *recorder
 	closed    chan struct{}
 	closeOnce sync.Once
 	closeErr  error
@@ -67,8 +71,13 @@ func Start(ctx context.Context, cfg Config) (*Sim, error) {
 			return nil, err
 		}
 	}
+	var handler server.Handler = v
+	if cfg.RecordRequests {
+		s.recorder = &recorder{Handler: v}
+		handler = s.recorder
+	}
 	var err error
-	s.api, err = server.Listen(cfg.APISocket, server.NewMessageTable(), v, log)
+	s.api, err = server.Listen(cfg.APISocket, server.NewMessageTable(), handler, log)
 	if err != nil {
 		_ = s.Close()
 		return nil, err

@@ -54,6 +54,7 @@ func TestHandshakePingAndVersion(t *testing.T) {
 	version, err := vpe.NewServiceClient(conn).ShowVersion(ctx, &vpe.ShowVersion{})
 	require.NoError(t, err)
 	require.Equal(t, "vpe", version.Program)
+	require.Len(t, vppsim.RequestsOf[*vpe.ShowVersion](sim), 1, "requests are recorded for tests")
 
 	// local0 exists from the start, as in VPP.
 	dump, err := interfaces.NewServiceClient(conn).SwInterfaceDump(ctx, &interfaces.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})

@@ -12,16 +12,18 @@ import (
 )
 
 // StartSim runs an in-process simulator on a temporary API socket (with its state and
-// stats sockets beside it: state.sock, stats.sock) until the test ends. netns is where its af_packet and VXLAN sockets live:
+// stats sockets beside it: state.sock, stats.sock) until the test ends. It records
+// requests, so sim.Requests() and vppsim.RequestsOf[T](sim) show what a client sent. netns is where its af_packet and VXLAN sockets live:
 // a namespace name or path, or "" for the test process's own.
 func StartSim(t testing.TB, netns string) *vppsim.Sim {
 	t.Helper()
 	dir := t.TempDir()
 	sim, err := vppsim.Start(context.Background(), vppsim.Config{
-		APISocket:   filepath.Join(dir, "api.sock"),
-		StateSocket: filepath.Join(dir, "state.sock"),
-		StatsSocket: filepath.Join(dir, "stats.sock"),
-		Netns:       netns,
+		APISocket:      filepath.Join(dir, "api.sock"),
+		StateSocket:    filepath.Join(dir, "state.sock"),
+		StatsSocket:    filepath.Join(dir, "stats.sock"),
+		Netns:          netns,
+		RecordRequests: true,
 	})
 	if err != nil {
 		t.Fatalf("starting vppsim: %v", err)
