@@ -90,6 +90,7 @@ func TestRecordedObjects(t *testing.T) {
 	require.Len(t, peers, 1)
 	require.Equal(t, peer.PeerIndex, peers[0].Peer.PeerIndex)
 	require.Equal(t, "172.16.0.0/16", peers[0].Peer.AllowedIps[0].String())
+	require.Equal(t, wireguard.WIREGUARD_PEER_ESTABLISHED, peers[0].Peer.Flags, "peers count as established at once")
 	_, err = wireguard.NewServiceClient(conn).WireguardPeerRemove(ctx, &wireguard.WireguardPeerRemove{PeerIndex: 9})
 	requireAPIError(t, err, api.NO_SUCH_ENTRY)
 

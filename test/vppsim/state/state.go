@@ -79,6 +79,7 @@ type WireguardPeer struct {
 	Port      uint16   `json:"port"`
 	Keepalive uint16   `json:"persistent_keepalive"`
 	Allowed   []string `json:"allowed_ips"`
+	Flags     uint8    `json:"flags"`
 }
 
 // New returns the state of a freshly started VPP: only local0, only the default tables.

@@ -32,8 +32,7 @@ type VPP struct {
 	state       *state.State
 	dirty       bool
 	subscribers map[*server.Session]uint32 // want_interface_events: session -> pid
-	// eventsFor records the other event registrations (session -> pid) by event name;
-	// the simulator never has occasion to send those events.
+	// eventsFor holds the other event registrations (session -> pid) by event name.
 	eventsFor map[string]map[*server.Session]uint32
 
 	macMu sync.Mutex
