@@ -232,3 +232,17 @@ func TestTapHostSideOptions(t *testing.T) {
 	_, err = tapv2.NewServiceClient(conn).TapCreateV3(ctx, &tapv2.TapCreateV3{ID: 7, HostIfNameSet: true, HostIfName: "nsm-dup"})
 	requireAPIError(t, err, api.INVALID_VALUE)
 }
+
+// TestIPv6AcrossXconnect: IPv6 frames cross like any other.
+func TestIPv6AcrossXconnect(t *testing.T) {
+	sim := startSim(t, "")
+	conn := connect(t, sim)
+	ctx := ctxFor(t)
+	left, right := vppsimtest.NewNetns(t, nsPrefix), vppsimtest.NewNetns(t, nsPrefix)
+	tapL, tapR := createTap(ctx, t, conn, left, "nsm-l6"), createTap(ctx, t, conn, right, "nsm-r6")
+	left.AddrAdd(t, "nsm-l6", "fd00:66::1/64")
+	right.AddrAdd(t, "nsm-r6", "fd00:66::2/64")
+	xconnect(ctx, t, conn, tapL, tapR, true)
+	xconnect(ctx, t, conn, tapR, tapL, true)
+	require.NoError(t, vppsimtest.Ping(left, mustAddr(t, "fd00:66::1"), mustAddr(t, "fd00:66::2"), 5*time.Second))
+}
