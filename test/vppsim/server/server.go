@@ -170,7 +170,9 @@ func (s *Server) dispatch(sess *Session, data []byte) bool {
 	}
 	switch m := req.(type) {
 	case *memclnt.SockclntCreate:
+		s.mu.Lock() // Sessions() reads names under the same lock
 		sess.Name = m.Name
+		s.mu.Unlock()
 		return sess.Send(s.handshakeReply(sess), ctx) == nil
 	case *memclnt.SockclntDelete:
 		_ = sess.Send(&memclnt.SockclntDeleteReply{}, ctx)
