@@ -46,7 +46,7 @@ func (v *VPP) createAfPacket(host string, hwAddr ethernet_types.MacAddress, rand
 	if _, exists := v.state.InterfaceByName(afPacketName(host)); exists {
 		return 0, api.SUBIF_ALREADY_EXISTS
 	}
-	swIfIndex := v.state.NextSwIfIndex
+	swIfIndex := v.state.PeekSwIfIndex()
 	hostLink, err := v.plane.CreateAfPacket(swIfIndex, host)
 	if err != nil {
 		v.log.Warn("af_packet_create failed", "host_if_name", host, "error", err)

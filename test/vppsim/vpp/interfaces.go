@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/networkservicemesh/govpp/binapi/ethernet_types"
+	"github.com/networkservicemesh/govpp/binapi/fib_types"
 	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	"go.fd.io/govpp/api"
@@ -44,11 +45,11 @@ func (v *VPP) registerInterfaces() {
 
 func retval(code api.VPPApiError) int32 { return int32(code) }
 
-// addInterface allocates the next sw_if_index, as VPP does. Like VPP it announces no
+// addInterface allocates a sw_if_index the way VPP does (reusing the last freed one). Like VPP it announces no
 // event for a new interface: events come with admin/link changes and deletion.
 func (v *VPP) addInterface(kind state.Kind, name, devType string, mac net.HardwareAddr) *state.Interface {
 	i := &state.Interface{
-		SwIfIndex: v.state.NextSwIfIndex,
+		SwIfIndex: v.state.AllocateSwIfIndex(),
 		Name:      name,
 		Kind:      kind,
 		DevType:   devType,
@@ -57,7 +58,6 @@ func (v *VPP) addInterface(kind state.Kind, name, devType string, mac net.Hardwa
 		LinkMTU:   defaultMTU,
 		RxMode:    uint32(interface_types.RX_MODE_API_DEFAULT),
 	}
-	v.state.NextSwIfIndex++
 	v.state.Interfaces[i.SwIfIndex] = i
 	v.dirty = true
 	return i
@@ -73,6 +73,7 @@ func (v *VPP) deleteInterface(i *state.Interface) {
 	}
 	v.plane.RemovePort(i.SwIfIndex)
 	delete(v.state.Interfaces, i.SwIfIndex)
+	v.state.FreeSwIfIndex(i.SwIfIndex)
 	v.dirty = true
 	for _, other := range v.state.Interfaces {
 		if other.L2XconnectTx != nil && *other.L2XconnectTx == i.SwIfIndex {
@@ -81,6 +82,9 @@ func (v *VPP) deleteInterface(i *state.Interface) {
 		if other.UnnumberedOf != nil && *other.UnnumberedOf == i.SwIfIndex {
 			other.UnnumberedOf = nil
 		}
+		// The index will be reused; nothing may keep pointing at it.
+		unresolvePaths(other.L3xcIP4, i.SwIfIndex)
+		unresolvePaths(other.L3xcIP6, i.SwIfIndex)
 	}
 	for key, n := range v.state.Neighbors {
 		if n.SwIfIndex == i.SwIfIndex {
@@ -88,6 +92,16 @@ func (v *VPP) deleteInterface(i *state.Interface) {
 		}
 	}
 	v.emitInterfaceEvent(i, true)
+}
+
+// unresolvePaths points the paths through a deleted interface at no interface: like VPP,
+// the policy stays (and can still be deleted) but forwards nothing.
+func unresolvePaths(paths []fib_types.FibPath, swIfIndex uint32) {
+	for n := range paths {
+		if paths[n].SwIfIndex == swIfIndex {
+			paths[n].SwIfIndex = anyIndex
+		}
+	}
 }
 
 func randomMAC() net.HardwareAddr {
