@@ -86,6 +86,9 @@ func (v *VPP) deleteInterface(i *state.Interface) {
 		unresolvePaths(other.L3xcIP4, i.SwIfIndex)
 		unresolvePaths(other.L3xcIP6, i.SwIfIndex)
 	}
+	for _, r := range v.state.Routes {
+		unresolvePaths(r.Paths, i.SwIfIndex)
+	}
 	for key, n := range v.state.Neighbors {
 		if n.SwIfIndex == i.SwIfIndex {
 			delete(v.state.Neighbors, key)
