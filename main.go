@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -124,7 +126,8 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 				log.FromContext(ctx).Infof("external VPP at %s owns its uplink: NSM_VPP_INIT=%s is overridden to NONE", vpp.Socket, mode)
 				mode = vppinit.None
 			}
-			tunnelIP, err = vppinit.Run(ctx, vppAPI, mode, cfg.TunnelIP, vppinit.WithParams(cfg.InitParams))
+			tunnelIP, err = vppinit.Run(ctx, vppAPI, mode, cfg.TunnelIP, vppinit.WithParams(cfg.InitParams),
+				vppinit.WithVlanDevices(slices.Collect(maps.Values(cfg.VlanDomainToDevice))...))
 			log.FromContext(ctx).Infof("tunnel IP: %v", tunnelIP)
 			return err
 		}},
