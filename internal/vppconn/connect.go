@@ -71,9 +71,10 @@ func dialExternal(ctx context.Context, socket string, timeout time.Duration) (*C
 		}
 		lastErr = err
 		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("connecting to VPP API socket %s: %w", socket, context.Cause(ctx))
 		case <-dialCtx.Done():
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("connecting to VPP API socket %s: %w", socket, context.Cause(ctx))
+			}
 			return nil, fmt.Errorf("VPP API socket %s exists but VPP did not answer within %s: %v", socket, timeout, lastErr)
 		case <-time.After(retryInterval):
 		}
