@@ -11,6 +11,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/networkservicemesh/sdk/pkg/tools/opa"
+
 	ipsecapi "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/ipsec"
 	kernelapi "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 	memifapi "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/memif"
@@ -47,6 +49,7 @@ func (c *Config) validate() error {
 		func() error { return checkHostPort("NSM_PROMETHEUS_LISTEN_ON", c.PrometheusListenOn) },
 		func() error { return checkHostPort("NSM_PPROF_LISTEN_ON", c.PprofListenOn) },
 		c.checkLogLevel,
+		c.checkRegistryClientPolicies,
 		c.checkTunnelIP,
 		c.checkVppAPISocket,
 		c.normalizeMechanismPriority,
@@ -102,6 +105,23 @@ func checkHostPort(variable, value string) error {
 func (c *Config) checkLogLevel() error {
 	if _, err := logrus.ParseLevel(c.LogLevel); err != nil {
 		return &ValueError{Variable: "NSM_LOG_LEVEL", Value: c.LogLevel, Reason: "must be one of TRACE, DEBUG, INFO, WARN, ERROR, FATAL, PANIC"}
+	}
+	return nil
+}
+
+// checkRegistryClientPolicies loads the policies once: the sdk panics on a path it cannot read,
+// and a policy that does not compile would otherwise surface at the first registration.
+func (c *Config) checkRegistryClientPolicies() error {
+	policies, err := opa.PoliciesByFileMask(c.RegistryClientPolicies...)
+	if err == nil && len(policies) == 0 && len(c.RegistryClientPolicies) > 0 {
+		err = fmt.Errorf("no policy file matches")
+	}
+	if err != nil {
+		return &ValueError{
+			Variable: "NSM_REGISTRY_CLIENT_POLICIES",
+			Value:    strings.Join(c.RegistryClientPolicies, ","),
+			Reason:   oneLine(err.Error()),
+		}
 	}
 	return nil
 }
