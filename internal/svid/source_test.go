@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/svid"
+	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
 )
 
 func TestNoWorkloadAPIAddressSaysWhatIsMissing(t *testing.T) {
@@ -26,4 +27,16 @@ func TestSilentWorkloadAPIFailsWithinTheBound(t *testing.T) {
 	require.Less(t, time.Since(start), 3*time.Second)
 	require.ErrorContains(t, err, "no X.509 SVID from the workload API at "+address+" within 500ms")
 	require.ErrorContains(t, err, "spire agent")
+}
+
+func TestFetchReturnsTheAgentsSVID(t *testing.T) {
+	identity := testidentity.NewTrustDomain(t, "test.nsm").Issue("/ns/nsm-system/sa/forwarder")
+	t.Setenv(svid.EndpointSocketEnv, testidentity.ServeWorkloadAPI(t, identity))
+
+	source, err := svid.Fetch(context.Background(), 5*time.Second)
+	require.NoError(t, err)
+	defer func() { _ = source.Close() }()
+	fetched, err := source.GetX509SVID()
+	require.NoError(t, err)
+	require.Equal(t, "spiffe://test.nsm/ns/nsm-system/sa/forwarder", fetched.ID.String())
 }
