@@ -75,7 +75,7 @@ func run() int {
 	logger.Infof("configuration: %s", cfg)
 
 	var phases lifecycle.Lifecycle
-	failure := start(ctx, abort, cfg, &phases)
+	failure := start(ctx, abort, cfg, &phases, connectVPP)
 	if failure == nil {
 		<-ctx.Done()
 		failure = context.Cause(ctx)
@@ -90,8 +90,15 @@ func run() int {
 	return 0
 }
 
+// vppConnector connects to VPP; a VPP the forwarder starts lives until lifetime ends.
+type vppConnector func(ctx, lifetime context.Context, socket string) (*vppconn.Connection, error)
+
+func connectVPP(ctx, lifetime context.Context, socket string) (*vppconn.Connection, error) {
+	return vppconn.Connect(ctx, socket, vppconn.WithLifetime(lifetime))
+}
+
 // start runs the start-up phases; what started is stopped by phases.Stop.
-func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Config, phases *lifecycle.Lifecycle) error {
+func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Config, phases *lifecycle.Lifecycle, connect vppConnector) error {
 	var (
 		vpp         *vppconn.Connection
 		vppAPI      api.Connection
@@ -111,7 +118,7 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 		}},
 		{"connect to VPP", func() (err error) {
 			vppCtx, stopVPP := context.WithCancel(context.WithoutCancel(ctx))
-			if vpp, err = vppconn.Connect(ctx, cfg.VppAPISocket, vppconn.WithLifetime(vppCtx)); err != nil {
+			if vpp, err = connect(ctx, vppCtx, cfg.VppAPISocket); err != nil {
 				stopVPP()
 				return err
 			}
