@@ -236,8 +236,11 @@ func abortWhenVPPExits(exited <-chan error, abort context.CancelCauseFunc) {
 	if exited == nil {
 		return
 	}
-	if err, ok := <-exited; ok {
-		abort(fmt.Errorf("VPP exited: %v", err))
+	// A clean exit closes the channel without an error: it is still the end of the data plane.
+	if err := <-exited; err != nil {
+		abort(fmt.Errorf("VPP exited: %w", err))
+	} else {
+		abort(errors.New("VPP exited"))
 	}
 }
 
