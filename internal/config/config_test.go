@@ -188,6 +188,8 @@ func TestBadValues(t *testing.T) {
 		{"NSM_DEVICE_SELECTOR_FILE", badSelector},
 		{"NSM_MECHANISM_PRIORITY", "KERNEL,SRIOV"},
 		{"NSM_KERNEL_INTERFACE_TYPE", "macvlan"},
+		{"TELEMETRY", "on"},
+		{"PROMETHEUS", "enabled"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.variable+"="+tc.value, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +49,8 @@ func (c *Config) validate() error {
 		func() error { return checkPositive("NSM_VPP_MIN_OPERATION_TIMEOUT", c.VPPMinOperationTimeout) },
 		func() error { return checkHostPort("NSM_PROMETHEUS_LISTEN_ON", c.PrometheusListenOn) },
 		func() error { return checkHostPort("NSM_PPROF_LISTEN_ON", c.PprofListenOn) },
+		func() error { return checkSwitch("TELEMETRY") },
+		func() error { return checkSwitch("PROMETHEUS") },
 		c.checkLogLevel,
 		c.checkRegistryClientPolicies,
 		c.checkTunnelIP,
@@ -98,6 +101,15 @@ func checkPositive(variable string, d time.Duration) error {
 func checkHostPort(variable, value string) error {
 	if _, _, err := net.SplitHostPort(value); err != nil {
 		return &ValueError{Variable: variable, Value: value, Reason: "must be host:port or :port"}
+	}
+	return nil
+}
+
+// checkSwitch rejects a value the sdk would silently read as false.
+func checkSwitch(variable string) error {
+	raw, set := os.LookupEnv(variable)
+	if _, err := strconv.ParseBool(raw); set && raw != "" && err != nil {
+		return &ValueError{Variable: variable, Value: raw, Reason: "must be true or false"}
 	}
 	return nil
 }
