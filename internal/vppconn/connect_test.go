@@ -23,12 +23,6 @@ func TestNoSocketAndNoBinaryFailsAtOnce(t *testing.T) {
 	require.EqualError(t, err, `no VPP API socket at `+socket+` and no "vpp" binary on PATH to start one`)
 }
 
-func TestNamedBinaryIsLookedUpOnPath(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
-	_, err := vppconn.Connect(context.Background(), filepath.Join(t.TempDir(), "absent.sock"), vppconn.WithVPPBinary("vpp-23.10"))
-	require.ErrorContains(t, err, `no "vpp-23.10" binary`)
-}
-
 // silentSocket accepts connections and never answers, like a VPP that hangs.
 func silentSocket(t *testing.T) string {
 	socket := filepath.Join(t.TempDir(), "vpp-api.sock")
@@ -73,4 +67,36 @@ func TestAFileThatIsNoSocketIsNotVPP(t *testing.T) {
 
 	_, err := vppconn.Connect(context.Background(), path, vppconn.WithDialTimeout(500*time.Millisecond))
 	require.ErrorContains(t, err, path)
+}
+
+// fakeVPP puts an executable named vpp, running script, first on PATH.
+func fakeVPP(t *testing.T, script string) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vpp"), []byte("#!/bin/sh\n"+script+"\n"), 0o700))
+	t.Setenv("PATH", dir+":/usr/bin:/bin")
+}
+
+func TestStartedVPPThatCrashesFailsAtOnce(t *testing.T) {
+	fakeVPP(t, "echo 'vpp: cannot map hugepages' >&2; exit 1")
+	rootDir := t.TempDir()
+
+	start := time.Now()
+	_, err := vppconn.Connect(context.Background(), filepath.Join(rootDir, "absent.sock"), vppconn.WithRootDir(rootDir))
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.ErrorContains(t, err, "vpp")
+	require.ErrorContains(t, err, "exit status 1")
+	require.FileExists(t, filepath.Join(rootDir, "etc", "vpp", "helper", "vpp.conf"), "vpphelper wrote its configuration under the root dir")
+}
+
+func TestStartedVPPThatNeverAnswersFailsWithinTheStartTimeout(t *testing.T) {
+	fakeVPP(t, "exec sleep 60")
+	rootDir := t.TempDir()
+	lifetime, stopVPP := context.WithCancel(context.Background())
+	defer stopVPP()
+
+	start := time.Now()
+	_, err := vppconn.Connect(context.Background(), filepath.Join(rootDir, "absent.sock"),
+		vppconn.WithRootDir(rootDir), vppconn.WithStartTimeout(time.Second), vppconn.WithLifetime(lifetime))
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.ErrorContains(t, err, "did not answer on "+filepath.Join(rootDir, "var/run/vpp/api.sock")+" within 1s")
 }
