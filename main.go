@@ -38,12 +38,18 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
 )
 
-// Shutdown bounds: each step gets this long before the next one runs anyway.
+// Shutdown bounds: each step gets this long before the next one runs anyway. Their sum stays
+// under Kubernetes' default 30 s termination grace period, so the forwarder is never SIGKILLed
+// in the middle of releasing what it holds.
 const (
-	serverGrace      = 2 * time.Second  // in-flight Requests finish; monitor streams are cut after it
-	unregisterBound  = 5 * time.Second  // one registry round trip with a retry
-	cleanupBound     = 30 * time.Second // every live connection closes its VPP and kernel resources
-	vppReleaseBound  = 5 * time.Second
+	unregisterBound    = 3 * time.Second // one registry round trip
+	serverGrace        = 2 * time.Second // in-flight Requests finish; monitor streams are cut after it
+	serverStopBound    = serverGrace + time.Second
+	cleanupBound       = 15 * time.Second // every live connection closes its VPP and kernel resources
+	identityCloseBound = 2 * time.Second
+	vppReleaseBound    = 3 * time.Second
+	telemetryBound     = 2 * time.Second // exporters flush their last batch
+
 	exitCodeFailure  = 1
 	exitCodeBadUsage = 2
 )
@@ -113,7 +119,7 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 	}{
 		{"telemetry", func() error {
 			closer := telemetry.Start(ctx, func() { abort(errors.New("metrics server could not bind")) }, cfg)
-			phases.OnStop("flush telemetry", vppReleaseBound, func(context.Context) error { return closer.Close() })
+			phases.OnStop("flush telemetry", telemetryBound, func(context.Context) error { return closer.Close() })
 			return nil
 		}},
 		{"connect to VPP", func() (err error) {
@@ -142,7 +148,7 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 			if identity, err = svid.Fetch(ctx, svid.DefaultTimeout); err != nil {
 				return err
 			}
-			phases.OnStop("close the SVID source", vppReleaseBound, func(context.Context) error { return identity.Close() })
+			phases.OnStop("close the SVID source", identityCloseBound, func(context.Context) error { return identity.Close() })
 			dialOptions = grpctransport.DialOptions(identity, grpctransport.TokenGenerator(identity, cfg.MaxTokenLifetime), grpctransport.DefaultKeepalive)
 			return nil
 		}},
@@ -182,7 +188,7 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 		}},
 		{"serve on " + cfg.ListenOn.String(), func() error {
 			running := serve.Start(&cfg.ListenOn, server)
-			phases.OnStop("stop accepting requests", serverGrace+time.Second, func(context.Context) error { running.Stop(serverGrace); return nil })
+			phases.OnStop("stop accepting requests", serverStopBound, func(context.Context) error { running.Stop(serverGrace); return nil })
 			go abortOnServeError(running.Errors, abort)
 			return nil
 		}},

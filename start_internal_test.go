@@ -173,3 +173,8 @@ func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
 	_, err = net.DialTimeout("unix", listenSocket, time.Second)
 	require.True(t, err != nil || errors.Is(err, net.ErrClosed), "nothing accepts on the listen socket any more")
 }
+
+func TestShutdownFitsKubernetesDefaultGracePeriod(t *testing.T) {
+	total := unregisterBound + serverStopBound + cleanupBound + identityCloseBound + vppReleaseBound + telemetryBound
+	require.Less(t, total, 30*time.Second)
+}
