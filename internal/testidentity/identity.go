@@ -81,9 +81,6 @@ func (i *Identity) GetX509BundleForTrustDomain(td spiffeid.TrustDomain) (*x509bu
 	return i.bundle.GetX509BundleForTrustDomain(td)
 }
 
-// ID is the identity's SPIFFE ID.
-func (i *Identity) ID() spiffeid.ID { return i.svid.ID }
-
 func newKey(t testing.TB) *ecdsa.PrivateKey {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
