@@ -187,24 +187,22 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 			return nil
 		}},
 		{"serve on " + cfg.ListenOn.String(), func() error {
-			running := serve.Start(&cfg.ListenOn, server)
+			running, err := serve.Start(&cfg.ListenOn, server)
+			if err != nil {
+				return err
+			}
 			phases.OnStop("stop accepting requests", serverStopBound, func(context.Context) error { running.Stop(serverGrace); return nil })
 			go abortOnServeError(running.Errors, abort)
 			return nil
 		}},
 		{"register with " + cfg.ConnectTo.String(), func() error {
-			registrationCtx, stopRefreshing := context.WithCancel(context.WithoutCancel(ctx))
-			registered, err := registration.Register(registrationCtx, &cfg.ConnectTo, registration.Endpoint{
+			registered, err := registration.Register(ctx, &cfg.ConnectTo, registration.Endpoint{
 				Name: cfg.Name, ServiceName: cfg.NSName, Labels: cfg.Labels, URL: &cfg.ListenOn,
 			}, cfg.RegistryClientPolicies, cfg.DialTimeout, dialOptions...)
 			if err != nil {
-				stopRefreshing()
 				return err
 			}
-			phases.OnStop("unregister", unregisterBound, func(stopCtx context.Context) error {
-				defer stopRefreshing()
-				return registered.Unregister(stopCtx)
-			})
+			phases.OnStop("unregister", unregisterBound, registered.Unregister)
 			return nil
 		}},
 	}

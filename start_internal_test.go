@@ -85,23 +85,14 @@ func answeringVPP(t *testing.T) api.Connection {
 // TestStartServesRegistersAndShutsDownInOrder runs every start-up phase in-process against a
 // VPP answering through govpp's mock, a fake workload API and a fake registry, then stops as on
 // SIGTERM.
-func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
+// forwarderEnv sets the environment of a forwarder registering at registrySocket, with an
+// in-memory SPIFFE identity of domain and a VPP answering through govpp's mock.
+func forwarderEnv(t *testing.T, domain *testidentity.TrustDomain, registrySocket string) (cfg *config.Config, listenSocket string, connect vppConnector) {
 	dir := t.TempDir()
-	domain := testidentity.NewTrustDomain(t, "test.nsm")
 	t.Setenv(svid.EndpointSocketEnv, testidentity.ServeWorkloadAPI(t, domain.Issue("/forwarder")))
-
-	registrySocket := filepath.Join(dir, "registry.sock")
-	registryListener, err := net.Listen("unix", registrySocket)
-	require.NoError(t, err)
-	registry := new(recordingRegistry)
-	registryServer := grpc.NewServer(grpctransport.ServerOptions(domain.Issue("/nsmgr"), grpctransport.DefaultKeepalive)...)
-	registryapi.RegisterNetworkServiceEndpointRegistryServer(registryServer, registry)
-	go func() { _ = registryServer.Serve(registryListener) }()
-	t.Cleanup(registryServer.Stop)
-
 	policy := filepath.Join(dir, "allow.rego")
 	require.NoError(t, os.WriteFile(policy, []byte("package nsm\n\ndefault valid = true\n"), 0o600))
-	listenSocket := filepath.Join(dir, "forwarder.sock")
+	listenSocket = filepath.Join(dir, "forwarder.sock")
 	for variable, value := range map[string]string{
 		"NSM_NAME":                     "forwarder-test",
 		"NSM_CONNECT_TO":               "unix://" + registrySocket,
@@ -114,11 +105,27 @@ func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
 	}
 	cfg, err := config.Load()
 	require.NoError(t, err)
-
 	vppAPI := answeringVPP(t)
-	connectMock := func(context.Context, context.Context, string) (*vppconn.Connection, error) {
+	return cfg, listenSocket, func(context.Context, context.Context, string) (*vppconn.Connection, error) {
 		return &vppconn.Connection{Connection: vppAPI, External: true, Socket: "mock"}, nil
 	}
+}
+
+// TestStartServesRegistersAndShutsDownInOrder runs every start-up phase in-process against a
+// VPP answering through govpp's mock, a fake workload API and a fake registry, then stops as on
+// SIGTERM.
+func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
+	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	registrySocket := filepath.Join(t.TempDir(), "registry.sock")
+	registryListener, err := net.Listen("unix", registrySocket)
+	require.NoError(t, err)
+	registry := new(recordingRegistry)
+	registryServer := grpc.NewServer(grpctransport.ServerOptions(domain.Issue("/nsmgr"), grpctransport.DefaultKeepalive)...)
+	registryapi.RegisterNetworkServiceEndpointRegistryServer(registryServer, registry)
+	go func() { _ = registryServer.Serve(registryListener) }()
+	t.Cleanup(registryServer.Stop)
+	cfg, listenSocket, connectMock := forwarderEnv(t, domain, registrySocket)
+
 	ctx, abort := context.WithCancelCause(context.Background())
 	defer abort(nil)
 	var phases lifecycle.Lifecycle
@@ -172,6 +179,29 @@ func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
 	require.Error(t, err, "live streams are closed on shutdown")
 	_, err = net.DialTimeout("unix", listenSocket, time.Second)
 	require.True(t, err != nil || errors.Is(err, net.ErrClosed), "nothing accepts on the listen socket any more")
+}
+
+// nsmgr may never come up; SIGTERM must still end start-up promptly.
+func TestSigtermWhileWaitingForTheRegistry(t *testing.T) {
+	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	cfg, _, connectMock := forwarderEnv(t, domain, filepath.Join(t.TempDir(), "nsmgr-not-yet.sock"))
+
+	ctx, abort := context.WithCancelCause(context.Background())
+	var phases lifecycle.Lifecycle
+	returned := make(chan error, 1)
+	go func() { returned <- start(ctx, abort, cfg, &phases, connectMock) }()
+	select {
+	case err := <-returned:
+		t.Fatalf("start returned without a registry: %v", err)
+	case <-time.After(2 * time.Second):
+	}
+	abort(context.Canceled)
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("start did not return after SIGTERM")
+	}
+	phases.Stop(ctx)
 }
 
 func TestShutdownFitsKubernetesDefaultGracePeriod(t *testing.T) {

@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"net"
 	"net/url"
 	"path/filepath"
 	"testing"
@@ -20,7 +21,8 @@ func TestStopCutsLongLivedStreamsAfterTheGrace(t *testing.T) {
 	socket := filepath.Join(t.TempDir(), "nested", "listen.sock")
 	grpcServer := grpc.NewServer()
 	healthpb.RegisterHealthServer(grpcServer, health.NewServer())
-	running := serve.Start(&url.URL{Scheme: "unix", Path: socket}, grpcServer)
+	running, err := serve.Start(&url.URL{Scheme: "unix", Path: socket}, grpcServer)
+	require.NoError(t, err)
 
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
@@ -44,12 +46,30 @@ func TestStopCutsLongLivedStreamsAfterTheGrace(t *testing.T) {
 	}
 }
 
-func TestListenFailureArrivesOnErrors(t *testing.T) {
-	running := serve.Start(&url.URL{Scheme: "unix", Path: "/proc/forbidden/listen.sock"}, grpc.NewServer())
-	select {
-	case err := <-running.Errors:
-		require.Error(t, err)
-	case <-time.After(time.Second):
-		t.Fatal("no error for an impossible socket path")
+func TestListenFailureIsReportedAtOnce(t *testing.T) {
+	_, err := serve.Start(&url.URL{Scheme: "unix", Path: "/proc/forbidden/listen.sock"}, grpc.NewServer())
+	require.ErrorContains(t, err, "listening on unix:///proc/forbidden/listen.sock")
+}
+
+func TestStaleSocketIsReplacedAndTCPPortIsResolved(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "listen.sock")
+	stale, err := net.Listen("unix", socket)
+	require.NoError(t, err)
+	if unixListener, ok := stale.(*net.UnixListener); ok {
+		unixListener.SetUnlinkOnClose(false) // a crashed previous run leaves its socket file behind
 	}
+	require.NoError(t, stale.Close())
+	require.FileExists(t, socket)
+	running, err := serve.Start(&url.URL{Scheme: "unix", Path: socket}, grpc.NewServer())
+	require.NoError(t, err)
+	running.Stop(0)
+
+	listenOn := &url.URL{Scheme: "tcp", Host: "127.0.0.1:0"}
+	running, err = serve.Start(listenOn, grpc.NewServer())
+	require.NoError(t, err)
+	defer running.Stop(0)
+	require.NotEqual(t, "127.0.0.1:0", listenOn.Host, "the registered URL must carry the real port")
+	conn, err := net.Dial("tcp", listenOn.Host)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close())
 }
