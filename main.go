@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -36,12 +38,18 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
 )
 
-// Shutdown bounds: each step gets this long before the next one runs anyway.
+// Shutdown bounds: each step gets this long before the next one runs anyway. Their sum stays
+// under Kubernetes' default 30 s termination grace period, so the forwarder is never SIGKILLed
+// in the middle of releasing what it holds.
 const (
-	serverGrace      = 2 * time.Second  // in-flight Requests finish; monitor streams are cut after it
-	unregisterBound  = 5 * time.Second  // one registry round trip with a retry
-	cleanupBound     = 30 * time.Second // every live connection closes its VPP and kernel resources
-	vppReleaseBound  = 5 * time.Second
+	unregisterBound    = 3 * time.Second // one registry round trip
+	serverGrace        = 2 * time.Second // in-flight Requests finish; monitor streams are cut after it
+	serverStopBound    = serverGrace + time.Second
+	cleanupBound       = 15 * time.Second // every live connection closes its VPP and kernel resources
+	identityCloseBound = 2 * time.Second
+	vppReleaseBound    = 3 * time.Second
+	telemetryBound     = 2 * time.Second // exporters flush their last batch
+
 	exitCodeFailure  = 1
 	exitCodeBadUsage = 2
 )
@@ -73,7 +81,7 @@ func run() int {
 	logger.Infof("configuration: %s", cfg)
 
 	var phases lifecycle.Lifecycle
-	failure := start(ctx, abort, cfg, &phases)
+	failure := start(ctx, abort, cfg, &phases, connectVPP)
 	if failure == nil {
 		<-ctx.Done()
 		failure = context.Cause(ctx)
@@ -88,8 +96,15 @@ func run() int {
 	return 0
 }
 
+// vppConnector connects to VPP; a VPP the forwarder starts lives until lifetime ends.
+type vppConnector func(ctx, lifetime context.Context, socket string) (*vppconn.Connection, error)
+
+func connectVPP(ctx, lifetime context.Context, socket string) (*vppconn.Connection, error) {
+	return vppconn.Connect(ctx, socket, vppconn.WithLifetime(lifetime))
+}
+
 // start runs the start-up phases; what started is stopped by phases.Stop.
-func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Config, phases *lifecycle.Lifecycle) error {
+func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Config, phases *lifecycle.Lifecycle, connect vppConnector) error {
 	var (
 		vpp         *vppconn.Connection
 		vppAPI      api.Connection
@@ -104,12 +119,12 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 	}{
 		{"telemetry", func() error {
 			closer := telemetry.Start(ctx, func() { abort(errors.New("metrics server could not bind")) }, cfg)
-			phases.OnStop("flush telemetry", vppReleaseBound, func(context.Context) error { return closer.Close() })
+			phases.OnStop("flush telemetry", telemetryBound, func(context.Context) error { return closer.Close() })
 			return nil
 		}},
 		{"connect to VPP", func() (err error) {
 			vppCtx, stopVPP := context.WithCancel(context.WithoutCancel(ctx))
-			if vpp, err = vppconn.Connect(ctx, cfg.VppAPISocket, vppconn.WithLifetime(vppCtx)); err != nil {
+			if vpp, err = connect(ctx, vppCtx, cfg.VppAPISocket); err != nil {
 				stopVPP()
 				return err
 			}
@@ -124,7 +139,8 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 				log.FromContext(ctx).Infof("external VPP at %s owns its uplink: NSM_VPP_INIT=%s is overridden to NONE", vpp.Socket, mode)
 				mode = vppinit.None
 			}
-			tunnelIP, err = vppinit.Run(ctx, vppAPI, mode, cfg.TunnelIP, vppinit.WithParams(cfg.InitParams))
+			tunnelIP, err = vppinit.Run(ctx, vppAPI, mode, cfg.TunnelIP, vppinit.WithParams(cfg.InitParams),
+				vppinit.WithVlanDevices(slices.Collect(maps.Values(cfg.VlanDomainToDevice))...))
 			log.FromContext(ctx).Infof("tunnel IP: %v", tunnelIP)
 			return err
 		}},
@@ -132,7 +148,7 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 			if identity, err = svid.Fetch(ctx, svid.DefaultTimeout); err != nil {
 				return err
 			}
-			phases.OnStop("close the SVID source", vppReleaseBound, func(context.Context) error { return identity.Close() })
+			phases.OnStop("close the SVID source", identityCloseBound, func(context.Context) error { return identity.Close() })
 			dialOptions = grpctransport.DialOptions(identity, grpctransport.TokenGenerator(identity, cfg.MaxTokenLifetime), grpctransport.DefaultKeepalive)
 			return nil
 		}},
@@ -171,24 +187,22 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 			return nil
 		}},
 		{"serve on " + cfg.ListenOn.String(), func() error {
-			running := serve.Start(&cfg.ListenOn, server)
-			phases.OnStop("stop accepting requests", serverGrace+time.Second, func(context.Context) error { running.Stop(serverGrace); return nil })
+			running, err := serve.Start(&cfg.ListenOn, server)
+			if err != nil {
+				return err
+			}
+			phases.OnStop("stop accepting requests", serverStopBound, func(context.Context) error { running.Stop(serverGrace); return nil })
 			go abortOnServeError(running.Errors, abort)
 			return nil
 		}},
 		{"register with " + cfg.ConnectTo.String(), func() error {
-			registrationCtx, stopRefreshing := context.WithCancel(context.WithoutCancel(ctx))
-			registered, err := registration.Register(registrationCtx, &cfg.ConnectTo, registration.Endpoint{
+			registered, err := registration.Register(ctx, &cfg.ConnectTo, registration.Endpoint{
 				Name: cfg.Name, ServiceName: cfg.NSName, Labels: cfg.Labels, URL: &cfg.ListenOn,
 			}, cfg.RegistryClientPolicies, cfg.DialTimeout, dialOptions...)
 			if err != nil {
-				stopRefreshing()
 				return err
 			}
-			phases.OnStop("unregister", unregisterBound, func(stopCtx context.Context) error {
-				defer stopRefreshing()
-				return registered.Unregister(stopCtx)
-			})
+			phases.OnStop("unregister", unregisterBound, registered.Unregister)
 			return nil
 		}},
 	}
@@ -226,8 +240,11 @@ func abortWhenVPPExits(exited <-chan error, abort context.CancelCauseFunc) {
 	if exited == nil {
 		return
 	}
-	if err, ok := <-exited; ok {
-		abort(fmt.Errorf("VPP exited: %v", err))
+	// A clean exit closes the channel without an error: it is still the end of the data plane.
+	if err := <-exited; err != nil {
+		abort(fmt.Errorf("VPP exited: %w", err))
+	} else {
+		abort(errors.New("VPP exited"))
 	}
 }
 

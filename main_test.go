@@ -116,3 +116,11 @@ func TestSigtermDuringVPPConnectExitsZero(t *testing.T) {
 		t.Fatalf("still running 5s after SIGTERM: %s", output.String())
 	}
 }
+
+func TestConfigurationDocumentListsEveryVariable(t *testing.T) {
+	document, err := os.ReadFile(filepath.Join("docs", "configuration.md"))
+	require.NoError(t, err)
+	for _, variable := range config.Variables() {
+		require.Contains(t, string(document), "| `"+variable+"` |", "%s missing from docs/configuration.md", variable)
+	}
+}

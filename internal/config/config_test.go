@@ -71,6 +71,8 @@ func TestEveryVariable(t *testing.T) {
 	dir := t.TempDir()
 	paramsFile := filepath.Join(dir, "params.yaml")
 	require.NoError(t, os.WriteFile(paramsFile, []byte("AF_PACKET:\n  mode: 2\n  rxFrameSize: 2048\n"), 0o600))
+	policyFile := filepath.Join(dir, "allow.rego")
+	require.NoError(t, os.WriteFile(policyFile, []byte("package nsm\n\ndefault valid = true\n"), 0o600))
 	selectorFile := filepath.Join(dir, "devices.yaml")
 	require.NoError(t, os.WriteFile(selectorFile, []byte("interfaces:\n  - name: eth1\n    matches:\n      - labelSelector:\n          - via: gw1\n"), 0o600))
 
@@ -88,8 +90,8 @@ func TestEveryVariable(t *testing.T) {
 		}},
 		{"NSM_LISTEN_ON", "unix:///run/fwd.sock", func(t *testing.T, c *config.Config) { require.Equal(t, "/run/fwd.sock", c.ListenOn.Path) }},
 		{"NSM_MAX_TOKEN_LIFETIME", "3m", func(t *testing.T, c *config.Config) { require.Equal(t, 3*time.Minute, c.MaxTokenLifetime) }},
-		{"NSM_REGISTRY_CLIENT_POLICIES", "a.rego,b.rego", func(t *testing.T, c *config.Config) {
-			require.Equal(t, []string{"a.rego", "b.rego"}, c.RegistryClientPolicies)
+		{"NSM_REGISTRY_CLIENT_POLICIES", policyFile, func(t *testing.T, c *config.Config) {
+			require.Equal(t, []string{policyFile}, c.RegistryClientPolicies)
 		}},
 		{"NSM_LOG_LEVEL", "debug", func(t *testing.T, c *config.Config) { require.Equal(t, "debug", c.LogLevel) }},
 		{"NSM_DIAL_TIMEOUT", "2s", func(t *testing.T, c *config.Config) { require.Equal(t, 2*time.Second, c.DialTimeout) }},
@@ -163,6 +165,8 @@ func TestBadValues(t *testing.T) {
 		{"NSM_MAX_TOKEN_LIFETIME", "ten minutes"},
 		{"NSM_MAX_TOKEN_LIFETIME", "0s"},
 		{"NSM_LOG_LEVEL", "LOUD"},
+		{"NSM_REGISTRY_CLIENT_POLICIES", filepath.Join(dir, "missing", ".*.rego")},
+		{"NSM_REGISTRY_CLIENT_POLICIES", filepath.Join(dir, "missing.rego")},
 		{"NSM_DIAL_TIMEOUT", "-1s"},
 		{"NSM_METRICS_EXPORT_INTERVAL", "soon"},
 		{"NSM_PROMETHEUS_LISTEN_ON", "8081"},
@@ -184,6 +188,8 @@ func TestBadValues(t *testing.T) {
 		{"NSM_DEVICE_SELECTOR_FILE", badSelector},
 		{"NSM_MECHANISM_PRIORITY", "KERNEL,SRIOV"},
 		{"NSM_KERNEL_INTERFACE_TYPE", "macvlan"},
+		{"TELEMETRY", "on"},
+		{"PROMETHEUS", "enabled"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.variable+"="+tc.value, func(t *testing.T) {

@@ -6,10 +6,13 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/networkservicemesh/sdk/pkg/tools/opa"
 
 	ipsecapi "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/ipsec"
 	kernelapi "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
@@ -46,7 +49,10 @@ func (c *Config) validate() error {
 		func() error { return checkPositive("NSM_VPP_MIN_OPERATION_TIMEOUT", c.VPPMinOperationTimeout) },
 		func() error { return checkHostPort("NSM_PROMETHEUS_LISTEN_ON", c.PrometheusListenOn) },
 		func() error { return checkHostPort("NSM_PPROF_LISTEN_ON", c.PprofListenOn) },
+		func() error { return checkSwitch("TELEMETRY") },
+		func() error { return checkSwitch("PROMETHEUS") },
 		c.checkLogLevel,
+		c.checkRegistryClientPolicies,
 		c.checkTunnelIP,
 		c.checkVppAPISocket,
 		c.normalizeMechanismPriority,
@@ -99,9 +105,35 @@ func checkHostPort(variable, value string) error {
 	return nil
 }
 
+// checkSwitch rejects a value the sdk would silently read as false.
+func checkSwitch(variable string) error {
+	raw, set := os.LookupEnv(variable)
+	if _, err := strconv.ParseBool(raw); set && raw != "" && err != nil {
+		return &ValueError{Variable: variable, Value: raw, Reason: "must be true or false"}
+	}
+	return nil
+}
+
 func (c *Config) checkLogLevel() error {
 	if _, err := logrus.ParseLevel(c.LogLevel); err != nil {
 		return &ValueError{Variable: "NSM_LOG_LEVEL", Value: c.LogLevel, Reason: "must be one of TRACE, DEBUG, INFO, WARN, ERROR, FATAL, PANIC"}
+	}
+	return nil
+}
+
+// checkRegistryClientPolicies loads the policies once: the sdk panics on a path it cannot read,
+// and a policy that does not compile would otherwise surface at the first registration.
+func (c *Config) checkRegistryClientPolicies() error {
+	policies, err := opa.PoliciesByFileMask(c.RegistryClientPolicies...)
+	if err == nil && len(policies) == 0 && len(c.RegistryClientPolicies) > 0 {
+		err = fmt.Errorf("no policy file matches")
+	}
+	if err != nil {
+		return &ValueError{
+			Variable: "NSM_REGISTRY_CLIENT_POLICIES",
+			Value:    strings.Join(c.RegistryClientPolicies, ","),
+			Reason:   oneLine(err.Error()),
+		}
 	}
 	return nil
 }

@@ -2,64 +2,12 @@ package expiry
 
 import (
 	"context"
-	"sync"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 	"github.com/networkservicemesh/sdk/pkg/tools/clock"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 )
-
-// connState serializes one connection's Request, Close and expiry: the expiry Close runs outside
-// begin's serialization, so it must not overlap a late Request for the same connection.
-type connState struct {
-	mu sync.Mutex
-	// generation changes on every arm and disarm, so a timer that fires late knows it is stale.
-	generation  uint64
-	cancelTimer context.CancelFunc
-
-	// users and armed are guarded by registry.mu: they decide when the entry may be forgotten.
-	users int
-	armed bool
-}
-
-type registry struct {
-	mu    sync.Mutex
-	conns map[string]*connState
-}
-
-func newRegistry() registry {
-	return registry{conns: map[string]*connState{}}
-}
-
-func (r *registry) lock(id string) *connState {
-	r.mu.Lock()
-	state, ok := r.conns[id]
-	if !ok {
-		state = new(connState)
-		r.conns[id] = state
-	}
-	state.users++
-	r.mu.Unlock()
-	state.mu.Lock()
-	return state
-}
-
-func (r *registry) unlock(id string, state *connState) {
-	state.mu.Unlock()
-	r.mu.Lock()
-	state.users--
-	if state.users == 0 && !state.armed {
-		delete(r.conns, id)
-	}
-	r.mu.Unlock()
-}
-
-func (r *registry) setArmed(state *connState, armed bool) {
-	r.mu.Lock()
-	state.armed = armed
-	r.mu.Unlock()
-}
 
 // disarm stops the connection's timer. Call with state locked.
 func (s *expiryServer) disarm(state *connState) {
@@ -74,7 +22,7 @@ func (s *expiryServer) disarm(state *connState) {
 // arm (re)starts the timer for the expiry the previous hop granted. Call with state locked. The
 // Close it may fire later carries the values of this Request's context (chain position, per
 // connection metadata, clock) but not its cancellation.
-func (s *expiryServer) arm(ctx context.Context, state *connState, conn *networkservice.Connection) {
+func (s *expiryServer) arm(ctx context.Context, id string, state *connState, conn *networkservice.Connection) {
 	s.disarm(state)
 	expires := conn.GetPrevPathSegment().GetExpires()
 	if expires == nil {
@@ -95,14 +43,14 @@ func (s *expiryServer) arm(ctx context.Context, state *connState, conn *networks
 			return
 		case <-fired:
 		}
-		s.expire(closeCtx, state, generation, conn)
+		s.expire(closeCtx, id, state, generation, conn)
 	}()
 }
 
 // expire releases the data plane of a connection whose regular Close never reached this element.
-func (s *expiryServer) expire(closeCtx context.Context, armedState *connState, generation uint64, conn *networkservice.Connection) {
-	state := s.lock(conn.GetId())
-	defer s.unlock(conn.GetId(), state)
+func (s *expiryServer) expire(closeCtx context.Context, id string, armedState *connState, generation uint64, conn *networkservice.Connection) {
+	state := s.lock(id)
+	defer s.unlock(id, state)
 	if state != armedState || state.generation != generation {
 		return
 	}
@@ -111,8 +59,8 @@ func (s *expiryServer) expire(closeCtx context.Context, armedState *connState, g
 	ctx, cancel := clock.FromContext(closeCtx).WithTimeout(closeCtx, s.options.closeTimeout)
 	defer cancel()
 	logger := log.FromContext(ctx).WithField("expiry", "release")
-	logger.Warnf("connection %s expired and no Close reached the data plane: releasing it", conn.GetId())
+	logger.Warnf("connection %s expired and no Close reached the data plane: releasing it", id)
 	if _, err := next.Server(ctx).Close(ctx, conn); err != nil {
-		logger.Errorf("releasing expired connection %s: %v", conn.GetId(), err)
+		logger.Errorf("releasing expired connection %s: %v", id, err)
 	}
 }

@@ -35,7 +35,7 @@ func (s *expiryServer) Request(ctx context.Context, request *networkservice.Netw
 		// A failed refresh leaves the previous, still programmed state and its expiry in force.
 		return nil, err
 	}
-	s.arm(ctx, state, conn)
+	s.arm(ctx, id, state, conn)
 	return conn, nil
 }
 

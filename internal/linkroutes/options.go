@@ -1,10 +1,13 @@
 package linkroutes
 
-import "github.com/vishvananda/netlink"
+import (
+	"github.com/vishvananda/netlink"
 
-// DefaultProtocol marks the routes this element installs; 0xfd is not assigned in
-// /etc/iproute2/rt_protos and not used by the kernel or the common routing daemons.
-const DefaultProtocol netlink.RouteProtocol = 0xfd
+	"github.com/nsmfwd/forwarder-vpp/internal/kernelmark"
+)
+
+// DefaultProtocol marks the routes this element installs, the same mark policy routes carry.
+const DefaultProtocol netlink.RouteProtocol = kernelmark.Protocol
 
 type options struct {
 	protocol netlink.RouteProtocol

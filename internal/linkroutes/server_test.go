@@ -139,9 +139,9 @@ func TestRequestInstallsLinkAndNextHopRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"10.10.0.0/16 via 172.16.0.1 proto 253",
-		"10.20.0.0/16 via 172.16.0.9 proto 253",
-		"172.16.0.1/32 via <nil> proto 253",
+		"10.10.0.0/16 via 172.16.0.1 proto 250",
+		"10.20.0.0/16 via 172.16.0.9 proto 250",
+		"172.16.0.1/32 via <nil> proto 250",
 	}
 	if got := c.routes(t); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("routes = %q\nwant     %q", got, want)
@@ -160,9 +160,9 @@ func TestHealRemovesDroppedRoutesAndMovesChangedNextHops(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"10.20.0.0/16 via 172.16.0.7 proto 253",
+		"10.20.0.0/16 via 172.16.0.7 proto 250",
 		"10.99.0.0/16 via <nil> proto 4",
-		"172.16.0.1/32 via <nil> proto 253",
+		"172.16.0.1/32 via <nil> proto 250",
 	}
 	if got := c.routes(t); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after heal routes = %q\nwant                %q", got, want)

@@ -19,7 +19,8 @@ func defaultOptions() *options {
 // Option configures the retry behaviour.
 type Option func(*options)
 
-// WithWindow bounds how long a broken stream is retried before the error is passed on.
+// WithWindow bounds how long a broken stream is retried before the error is passed on. A window
+// of zero or less turns retrying off.
 func WithWindow(window time.Duration) Option {
 	return func(o *options) { o.window = window }
 }

@@ -36,7 +36,7 @@ func (s *resilientStream) SendMsg(m any) error {
 
 func (s *resilientStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
-	if err == nil || s.ctx.Err() != nil || s.selector == nil {
+	if err == nil || s.ctx.Err() != nil || s.selector == nil || s.options.window <= 0 {
 		return err
 	}
 	return s.reestablish(m, err)

@@ -229,3 +229,16 @@ func TestCancelledCallerIsNotRetried(t *testing.T) {
 	require.Equal(t, codes.Canceled, status.Code(err))
 	require.Len(t, monitor.streams(), 1)
 }
+
+func TestZeroWindowTurnsRetryingOff(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	monitor := &scriptedMonitor{script: cutOnceThenServe}
+	stream, _ := openMonitor(ctx, t, monitor, monitorretry.DialOption(monitorretry.WithWindow(0)))
+
+	_, err := stream.Recv()
+	require.NoError(t, err)
+	_, err = stream.Recv()
+	require.Equal(t, codes.Unavailable, status.Code(err))
+	require.Len(t, monitor.streams(), 1)
+}

@@ -25,16 +25,19 @@ type Endpoint struct {
 	URL *url.URL
 }
 
-// Registration is a live registration, refreshed until Unregister or the context of Register ends.
+// Registration is a live registration, refreshed until Unregister.
 type Registration struct {
-	client registryapi.NetworkServiceEndpointRegistryClient
-	nse    *registryapi.NetworkServiceEndpoint
+	client         registryapi.NetworkServiceEndpointRegistryClient
+	nse            *registryapi.NetworkServiceEndpoint
+	stopRefreshing context.CancelFunc
 }
 
 // Register registers endpoint at registryURL (nsmgr), enforcing the registry client OPA policies
-// found at policyPaths. The registration is refreshed until ctx ends.
+// found at policyPaths. It waits for the registry (nsmgr may start after the forwarder) until ctx
+// ends; once registered, the registration is refreshed until Unregister, whatever happens to ctx.
 func Register(ctx context.Context, registryURL *url.URL, endpoint Endpoint, policyPaths []string, dialTimeout time.Duration, dialOptions ...grpc.DialOption) (*Registration, error) {
-	client := registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
+	lifetime, stopRefreshing := context.WithCancel(context.WithoutCancel(ctx))
+	client := registryclient.NewNetworkServiceEndpointRegistryClient(lifetime,
 		registryclient.WithClientURL(registryURL),
 		registryclient.WithDialTimeout(dialTimeout),
 		registryclient.WithDialOptions(dialOptions...),
@@ -53,13 +56,16 @@ func Register(ctx context.Context, registryURL *url.URL, endpoint Endpoint, poli
 		Url:                  grpcutils.URLToTarget(endpoint.URL),
 	})
 	if err != nil {
+		stopRefreshing()
 		return nil, fmt.Errorf("registering %s with the registry at %s: %w", endpoint.Name, registryURL, err)
 	}
-	return &Registration{client: client, nse: registered}, nil
+	return &Registration{client: client, nse: registered, stopRefreshing: stopRefreshing}, nil
 }
 
-// Unregister removes the registration, so that nsmgr stops selecting this forwarder.
+// Unregister removes the registration, so that nsmgr stops selecting this forwarder, and stops
+// refreshing it even when the registry cannot be reached.
 func (r *Registration) Unregister(ctx context.Context) error {
+	defer r.stopRefreshing()
 	if _, err := r.client.Unregister(ctx, r.nse); err != nil {
 		return fmt.Errorf("unregistering %s: %w", r.nse.GetName(), err)
 	}

@@ -17,7 +17,7 @@ type leftover struct {
 }
 
 // Leftovers holds the objects found at start-up, grouped by the connection ID that owns them.
-// It is safe for concurrent use.
+// It is safe for concurrent use; the zero value holds nothing.
 type Leftovers struct {
 	mu      sync.Mutex
 	byOwner map[string][]leftover

@@ -17,7 +17,7 @@ import (
 // Start starts what the environment enables and returns what flushes the exporters on exit.
 // A Prometheus server that cannot bind within NSM_PROMETHEUS_MAX_BIND_THRESHOLD calls abort.
 func Start(ctx context.Context, abort context.CancelFunc, cfg *config.Config) io.Closer {
-	var closer io.Closer = io.NopCloser(nil)
+	var closer io.Closer = nothingToFlush{}
 	if opentelemetry.IsEnabled() {
 		spanExporter := opentelemetry.InitSpanExporter(ctx, cfg.OpenTelemetryEndpoint)
 		var metricReader sdkmetric.Reader
@@ -44,3 +44,7 @@ func Start(ctx context.Context, abort context.CancelFunc, cfg *config.Config) io
 	}
 	return closer
 }
+
+type nothingToFlush struct{}
+
+func (nothingToFlush) Close() error { return nil }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 
 	"go.fd.io/govpp/adapter/socketclient"
@@ -37,13 +38,16 @@ func (c *Connection) Close() {
 	}
 }
 
+// vppBinary is what vpphelper runs to start VPP.
+const vppBinary = "vpp"
+
 // retryInterval paces dial attempts while a just-created socket is not yet accepting.
 const retryInterval = 200 * time.Millisecond
 
 // Connect dials the VPP API socket at socket if it exists, else starts VPP when a vpp binary is
 // on PATH, else fails at once. Cancelling ctx abandons connecting.
 func Connect(ctx context.Context, socket string, opts ...Option) (*Connection, error) {
-	o := &options{dialTimeout: 10 * time.Second, startTimeout: time.Minute, vppBinary: "vpp"}
+	o := &options{dialTimeout: 10 * time.Second, startTimeout: time.Minute}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -53,11 +57,11 @@ func Connect(ctx context.Context, socket string, opts ...Option) (*Connection, e
 	if _, err := os.Stat(socket); err == nil {
 		return dialExternal(ctx, socket, o.dialTimeout)
 	}
-	binary, lookErr := exec.LookPath(o.vppBinary)
+	binary, lookErr := exec.LookPath(vppBinary)
 	if lookErr != nil {
-		return nil, fmt.Errorf("no VPP API socket at %s and no %q binary on PATH to start one", socket, o.vppBinary)
+		return nil, fmt.Errorf("no VPP API socket at %s and no %q binary on PATH to start one", socket, vppBinary)
 	}
-	return startLocal(ctx, o.lifetime, binary, o.startTimeout)
+	return startLocal(ctx, o.lifetime, binary, o.rootDir, o.startTimeout)
 }
 
 func dialExternal(ctx context.Context, socket string, timeout time.Duration) (*Connection, error) {
@@ -71,9 +75,10 @@ func dialExternal(ctx context.Context, socket string, timeout time.Duration) (*C
 		}
 		lastErr = err
 		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("connecting to VPP API socket %s: %w", socket, context.Cause(ctx))
 		case <-dialCtx.Done():
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("connecting to VPP API socket %s: %w", socket, context.Cause(ctx))
+			}
 			return nil, fmt.Errorf("VPP API socket %s exists but VPP did not answer within %s: %v", socket, timeout, lastErr)
 		case <-time.After(retryInterval):
 		}
@@ -118,9 +123,9 @@ func boundedBy(ctx context.Context, limit time.Duration) time.Duration {
 	return limit
 }
 
-func startLocal(ctx, lifetime context.Context, binary string, timeout time.Duration) (*Connection, error) {
-	conn, exited := vpphelper.StartAndDialContext(lifetime)
-	socket := vpphelper.DefaultRootDir + "/var/run/vpp/api.sock"
+func startLocal(ctx, lifetime context.Context, binary, rootDir string, timeout time.Duration) (*Connection, error) {
+	conn, exited := vpphelper.StartAndDialContext(lifetime, vpphelper.WithRootDir(rootDir))
+	socket := filepath.Join("/", rootDir, "var/run/vpp/api.sock")
 	if conn == nil {
 		return nil, fmt.Errorf("starting %s failed: %v", binary, <-exited)
 	}

@@ -9,7 +9,7 @@ type options struct {
 	lifetime     context.Context
 	dialTimeout  time.Duration
 	startTimeout time.Duration
-	vppBinary    string
+	rootDir      string
 }
 
 // Option configures Connect.
@@ -26,9 +26,10 @@ func WithStartTimeout(timeout time.Duration) Option {
 	return func(o *options) { o.startTimeout = timeout }
 }
 
-// WithVPPBinary names the executable looked up on PATH to start a local VPP (default "vpp").
-func WithVPPBinary(name string) Option {
-	return func(o *options) { o.vppBinary = name }
+// WithRootDir sets where a VPP the forwarder starts keeps its configuration and API socket
+// (default "/": /etc/vpp/helper/vpp.conf and /var/run/vpp/api.sock, as the stock forwarder).
+func WithRootDir(dir string) Option {
+	return func(o *options) { o.rootDir = dir }
 }
 
 // WithLifetime sets the context that ends a VPP the forwarder starts (default: the context given

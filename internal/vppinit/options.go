@@ -3,8 +3,9 @@ package vppinit
 import "github.com/vishvananda/netlink"
 
 type options struct {
-	handle *netlink.Handle
-	params Params
+	handle      *netlink.Handle
+	params      Params
+	vlanDevices []string
 }
 
 // Option configures Run.
@@ -18,4 +19,10 @@ func WithNetlinkHandle(handle *netlink.Handle) Option {
 // WithParams sets the uplink creation parameters (default DefaultParams()).
 func WithParams(params Params) Option {
 	return func(o *options) { o.params = params }
+}
+
+// WithVlanDevices names the host devices the vlan mechanism uses (the values of the device
+// selector file); Run makes them usable by VPP after the uplink.
+func WithVlanDevices(devices ...string) Option {
+	return func(o *options) { o.vlanDevices = devices }
 }

@@ -20,8 +20,14 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/memclnt"
 )
 
-// uplinkSwIfIndex is the index the recording VPP gives the interface it creates.
-const uplinkSwIfIndex = interface_types.InterfaceIndex(7)
+const (
+	// uplinkSwIfIndex is the index the recording VPP gives the interfaces it creates.
+	uplinkSwIfIndex = interface_types.InterfaceIndex(7)
+	// vppOwnDevice is an interface only VPP has (as a DPDK device would be); every interface dump
+	// lists it.
+	vppOwnDevice    = "TenGigabitEthernet0/8/0"
+	vppOwnSwIfIndex = interface_types.InterfaceIndex(3)
+)
 
 // recordingVPP answers through govpp's mock adapter and records every request it decodes.
 type recordingVPP struct {
@@ -78,11 +84,25 @@ var exchanges = map[string]exchange{
 		func() api.Message { return new(ip.IPRouteAddDel) },
 		func(*recordingVPP) api.Message { return new(ip.IPRouteAddDelReply) },
 	},
+	"sw_interface_set_promisc": {
+		func() api.Message { return new(interfaces.SwInterfaceSetPromisc) },
+		func(*recordingVPP) api.Message { return new(interfaces.SwInterfaceSetPromiscReply) },
+	},
+	"sw_interface_dump": {
+		func() api.Message { return new(interfaces.SwInterfaceDump) },
+		func(*recordingVPP) api.Message {
+			return &interfaces.SwInterfaceDetails{SwIfIndex: vppOwnSwIfIndex, InterfaceName: vppOwnDevice}
+		},
+	},
 	"control_ping": {
 		func() api.Message { return new(memclnt.ControlPing) },
 		func(*recordingVPP) api.Message { return new(memclnt.ControlPingReply) },
 	},
 }
+
+// mockHardwiredNames are the requests whose IDs the mock adapter fixes without recording their
+// names, so its reply handlers see them nameless.
+var mockHardwiredNames = map[uint16]string{100: "control_ping", 200: "sw_interface_dump"}
 
 // newRecordingVPP returns a connected recording VPP. A request named failOn is answered with a
 // VPP error (retval -1).
@@ -90,6 +110,9 @@ func newRecordingVPP(t *testing.T, failOn string) *recordingVPP {
 	adapter := mock.NewVppAdapter()
 	v := &recordingVPP{failOn: failOn}
 	adapter.MockReplyHandler(func(request mock.MessageDTO) ([]byte, uint16, bool) {
+		if request.MsgName == "" {
+			request.MsgName = mockHardwiredNames[request.MsgID]
+		}
 		ex, known := exchanges[request.MsgName]
 		if !known {
 			t.Errorf("unexpected VPP request %s", request.MsgName)

@@ -16,9 +16,9 @@ import (
 	"github.com/networkservicemesh/sdk-vpp/pkg/tools/types"
 )
 
-// Run hands the uplink to VPP as mode says and returns the tunnel IP: tunnelIP when set, else
-// the uplink's first global unicast address. With None, VPP is not touched; the tunnel IP is
-// still derived from the host when unset.
+// Run hands the uplink to VPP as mode says, then the vlan devices (WithVlanDevices), and returns
+// the tunnel IP: tunnelIP when set, else the uplink's first global unicast address. With None
+// the uplink is left alone; the tunnel IP is still derived from the host when unset.
 func Run(ctx context.Context, vppConn api.Connection, mode Mode, tunnelIP net.IP, opts ...Option) (net.IP, error) {
 	o := &options{params: DefaultParams()}
 	for _, opt := range opts {
@@ -34,11 +34,13 @@ func Run(ctx context.Context, vppConn api.Connection, mode Mode, tunnelIP net.IP
 	}
 	uplink, err := FindUplink(o.handle, tunnelIP)
 	if mode == None {
+		uplinkName := ""
 		if err != nil {
 			log.FromContext(ctx).Warnf("VPP init NONE: tunnel IP %v, uplink not identified: %v", tunnelIP, err)
-			return tunnelIP, nil
+		} else {
+			tunnelIP, uplinkName = uplink.TunnelIP(tunnelIP), uplink.Link.Attrs().Name
 		}
-		return uplink.TunnelIP(tunnelIP), nil
+		return tunnelIP, attachVlanDevices(ctx, vppConn, o.handle, o.vlanDevices, uplinkName, o.params.AfPacket)
 	}
 	if err != nil {
 		return nil, err
@@ -64,7 +66,7 @@ func Run(ctx context.Context, vppConn api.Connection, mode Mode, tunnelIP net.IP
 	if err := configureUplink(ctx, vppConn, swIfIndex, uplink); err != nil {
 		return nil, fmt.Errorf("configuring uplink %s in VPP: %w", uplink.Link.Attrs().Name, err)
 	}
-	return tunnelIP, nil
+	return tunnelIP, attachVlanDevices(ctx, vppConn, o.handle, o.vlanDevices, uplink.Link.Attrs().Name, o.params.AfPacket)
 }
 
 func createAfPacket(ctx context.Context, vppConn api.Connection, link netlink.Link, p AfPacketParams) (interface_types.InterfaceIndex, error) {

@@ -2,6 +2,15 @@
 // connection from nsmgr, programs VPP and the client's kernel namespace, and the client chain
 // that connects onward to the next hop (an endpoint, or the forwarder on the remote node).
 //
-// The kernel IP-context elements are composed here rather than taken from sdk-kernel whole, so
-// that policy routing is one element this project owns (see kernelcontext.go).
+// The composition follows sdk-vpp's chains/forwarder element for element, with these
+// differences:
+//   - the kernel mechanism is tap or veth + af-packet as kernelif.Kind says, on both halves,
+//     instead of sdk-vpp's choice by /dev/vhost-net alone;
+//   - the kernel IP-context elements are spelled out (kernelcontext.go) so that policy routing is
+//     one line, the place for this project's own policy-route element;
+//   - expiry releases the data plane of a connection that expired without a Close getting
+//     through authorize (field report 1);
+//   - requestcheck refuses malformed Requests with InvalidArgument before anything is programmed;
+//   - the onward dials carry monitorretry, so a cut next-hop monitor stream is re-opened before
+//     anything is reported DOWN (field report 4).
 package xconnect

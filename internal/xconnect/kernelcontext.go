@@ -6,20 +6,23 @@ import (
 
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/ipcontext/ipaddress"
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/ipcontext/ipneighbors"
-	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/ipcontext/iprule"
-	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/ipcontext/routes"
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/mtu"
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/pinggrouprange"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/linkroutes"
+	"github.com/nsmfwd/forwarder-vpp/internal/policyroute"
 )
 
 // newKernelContextServer applies the connection's IP context to the client's kernel interface.
-// Policy routing is the one line that differs from sdk-kernel's connectioncontextkernel.
+// It is sdk-kernel's connectioncontextkernel server with this project's reconciling elements in
+// place of iprule and routes, which only ever add: policy tables and main-table routes both
+// follow the IP context exactly across heals and restarts.
 func newKernelContextServer() networkservice.NetworkServiceServer {
 	return chain.NewNetworkServiceServer(
 		mtu.NewServer(),
 		ipneighbors.NewServer(),
-		iprule.NewServer(),
-		routes.NewServer(),
+		policyroute.NewServer(),
+		linkroutes.NewServer(),
 		ipaddress.NewServer(),
 		pinggrouprange.NewServer(),
 	)

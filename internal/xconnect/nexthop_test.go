@@ -6,12 +6,16 @@ import (
 	"net/url"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/golang/protobuf/ptypes/empty"
 	"github.com/pkg/errors"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
@@ -27,6 +31,11 @@ type nextHop struct {
 	// remote serves on loopback TCP instead of a unix socket: the forwarder offers remote
 	// mechanisms (vxlan, wireguard, ipsec, vlan) only to a next hop on another node.
 	remote bool
+	// cutMonitorStreams is how many MonitorConnections streams, from the first, are cut after
+	// monitorCutDelay without an event, as an idle load balancer does.
+	cutMonitorStreams int32
+	monitorCutDelay   time.Duration
+	monitorStreams    atomic.Int32
 
 	mu     sync.Mutex
 	closes []*networkservice.Connection
@@ -70,14 +79,33 @@ func (h *nextHop) serve(ctx context.Context, t *testing.T) *url.URL {
 	}
 	require.NoError(t, err)
 	server := grpc.NewServer()
-	endpoint.NewServer(ctx, sandbox.GenerateTestToken,
+	ep := endpoint.NewServer(ctx, sandbox.GenerateTestToken,
 		endpoint.WithName("next-hop"),
 		endpoint.WithAdditionalFunctionality(h),
-	).Register(server)
+	)
+	networkservice.RegisterNetworkServiceServer(server, ep)
+	networkservice.RegisterMonitorConnectionServer(server, &cuttingMonitor{MonitorConnectionServer: ep, hop: h})
 	go func() { _ = server.Serve(listener) }()
 	t.Cleanup(server.Stop)
 	if h.remote {
 		return &url.URL{Scheme: "tcp", Host: listener.Addr().String()}
 	}
 	return &url.URL{Scheme: "unix", Path: listener.Addr().String()}
+}
+
+type cuttingMonitor struct {
+	networkservice.MonitorConnectionServer
+	hop *nextHop
+}
+
+func (m *cuttingMonitor) MonitorConnections(selector *networkservice.MonitorScopeSelector, srv networkservice.MonitorConnection_MonitorConnectionsServer) error {
+	if m.hop.monitorStreams.Add(1) > m.hop.cutMonitorStreams {
+		return m.MonitorConnectionServer.MonitorConnections(selector, srv)
+	}
+	select {
+	case <-srv.Context().Done():
+		return nil
+	case <-time.After(m.hop.monitorCutDelay):
+		return status.Error(codes.Unavailable, "idle stream cut")
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/expiry"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
+	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 )
 
 type options struct {
@@ -34,10 +35,12 @@ type options struct {
 	clientAdditionalElement []networkservice.NetworkServiceClient
 	monitorRetryOptions     []monitorretry.Option
 	expiryOptions           []expiry.Option
+	leftovers               *restore.Leftovers
 }
 
 func defaultOptions() *options {
 	return &options{
+		leftovers:              &restore.Leftovers{},
 		name:                   "forwarder-vpp",
 		authorizeServer:        authorize.NewServer(authorize.Any()),
 		authorizeMonitorServer: authmonitor.NewMonitorConnectionServer(authmonitor.Any()),
@@ -127,4 +130,10 @@ func WithMonitorRetryOptions(retryOptions ...monitorretry.Option) Option {
 // data plane.
 func WithExpiryOptions(expiryOptions ...expiry.Option) Option {
 	return func(o *options) { o.expiryOptions = expiryOptions }
+}
+
+// WithLeftovers hands the endpoint what a previous forwarder run left in VPP and the kernel, so
+// that a connection requested again is rebuilt on a clean slate (see package restore).
+func WithLeftovers(leftovers *restore.Leftovers) Option {
+	return func(o *options) { o.leftovers = leftovers }
 }

@@ -55,7 +55,10 @@ import (
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/xconnect/l2bridgedomain"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/expiry"
+	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
+	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
+	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 )
 
 // NewServer returns the forwarder endpoint. tunnelIP is the node's address for vxlan,
@@ -64,6 +67,9 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 	o := defaultOptions()
 	for _, opt := range opts {
 		opt(o)
+	}
+	if err := validate(vppConn, tunnelIP, o); err != nil {
+		return nil, err
 	}
 	ikev2KeyFile, err := ipsec.GenerateRSAKey()
 	if err != nil {
@@ -79,6 +85,9 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 		endpoint.WithAdditionalFunctionality(
 			// First behind authorize, so that it covers every element that holds resources.
 			expiry.NewServer(ctx, o.expiryOptions...),
+			// Before every element that creates something the previous run may still hold.
+			restore.NewServer(o.leftovers),
+			requestcheck.NewServer(),
 			recvfd.NewServer(),
 			sendfd.NewServer(),
 			discover.NewServer(nsClient, nseClient),
@@ -103,6 +112,20 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 			connect.NewServer(newOnwardClient(ctx, vppConn, tunnelIP, o, ikev2KeyFile, pinholeMutex)),
 		),
 	), nil
+}
+
+func validate(vppConn api.Connection, tunnelIP net.IP, o *options) error {
+	switch {
+	case vppConn == nil:
+		return errors.New("xconnect: no VPP connection")
+	case tunnelIP == nil || tunnelIP.IsUnspecified():
+		return errors.Errorf("xconnect: tunnel IP %q is not a usable address", tunnelIP)
+	case o.kernelInterface != kernelif.Auto && o.kernelInterface != kernelif.Tap && o.kernelInterface != kernelif.Veth:
+		return errors.Errorf("xconnect: unknown kernel interface type %v", o.kernelInterface)
+	case o.clientURL == nil:
+		return errors.New("xconnect: no URL to connect onward to")
+	}
+	return nil
 }
 
 // newOnwardClient builds the client half of the cross-connect: the mechanism toward the next hop.

@@ -3,12 +3,14 @@ package xconnect_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"reflect"
 	"sync"
 	"testing"
 
 	"github.com/pkg/errors"
+	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"go.fd.io/govpp/api"
@@ -19,6 +21,7 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/ip"
 	"github.com/networkservicemesh/govpp/binapi/memclnt"
 	"github.com/networkservicemesh/govpp/binapi/tapv2"
+	"github.com/networkservicemesh/govpp/binapi/wireguard"
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/tools/nshandle"
 	"github.com/networkservicemesh/sdk-vpp/pkg/tools/types"
 )
@@ -37,6 +40,27 @@ func startTestVPP(t *testing.T, tunnelIP net.IP) testVPP {
 	uplink := vpp.allocate("host-uplink")
 	vpp.interfaces[uplink].addresses = []*net.IPNet{{IP: tunnelIP, Mask: net.CIDRMask(24, 8*len(tunnelIP.To4()))}}
 	return vpp
+}
+
+// uplinkIndex asks VPP which interface holds the tunnel IP.
+func uplinkIndex(t *testing.T, vpp testVPP) interface_types.InterfaceIndex {
+	t.Helper()
+	ctx := context.Background()
+	dump, err := interfaces.NewServiceClient(vpp).SwInterfaceDump(ctx, &interfaces.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
+	require.NoError(t, err)
+	for details, err := dump.Recv(); err != io.EOF; details, err = dump.Recv() {
+		require.NoError(t, err)
+		addresses, err := ip.NewServiceClient(vpp).IPAddressDump(ctx, &ip.IPAddressDump{SwIfIndex: details.SwIfIndex, IsIPv6: tunnelIP.To4() == nil})
+		require.NoError(t, err)
+		for address, err := addresses.Recv(); err != io.EOF; address, err = addresses.Recv() {
+			require.NoError(t, err)
+			if types.FromVppAddressWithPrefix(address.Prefix).IP.Equal(tunnelIP) {
+				return details.SwIfIndex
+			}
+		}
+	}
+	t.Fatalf("no VPP interface holds %s", tunnelIP)
+	return 0
 }
 
 // sentOfType returns the requests of type T the VPP received, in order.
@@ -60,6 +84,8 @@ type fakeVPP struct {
 	nextIndex  interface_types.InterfaceIndex
 	// acls holds the ACLs by index; sdk-vpp's pinhole reads back what it wrote.
 	acls []*acl.ACLAddReplace
+	// peers holds the wireguard peers by index; every peer has completed its handshake.
+	peers []wireguard.WireguardPeer
 }
 
 type fakeInterface struct {
@@ -97,6 +123,10 @@ func (f *fakeVPP) Invoke(_ context.Context, req, reply api.Message) error {
 		}
 	case *acl.ACLAddReplace:
 		reply.(*acl.ACLAddReplaceReply).ACLIndex = f.storeACL(r)
+		return nil
+	case *wireguard.WireguardPeerAdd:
+		f.peers = append(f.peers, r.Peer)
+		reply.(*wireguard.WireguardPeerAddReply).PeerIndex = uint32(len(f.peers) - 1)
 		return nil
 	case *acl.ACLInterfaceSetACLList:
 		if known, ok := f.interfaces[r.SwIfIndex]; ok {
@@ -245,7 +275,20 @@ func (f *fakeVPP) aclInterfaceListDetails(dump *acl.ACLInterfaceListDump) []api.
 	return []api.Message{details}
 }
 
-// fakeStream serves dumps: details (of interfaces, addresses and ACLs; other dumps have none)
+func (f *fakeVPP) peerDetails(dump *wireguard.WireguardPeersDump) []api.Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if dump.PeerIndex >= uint32(len(f.peers)) {
+		return nil
+	}
+	established := f.peers[dump.PeerIndex]
+	established.PeerIndex = dump.PeerIndex
+	established.Flags |= wireguard.WIREGUARD_PEER_ESTABLISHED
+	return []api.Message{&wireguard.WireguardPeersDetails{Peer: established}}
+}
+
+// fakeStream serves dumps: details (of interfaces, addresses, ACLs and wireguard peers; other dumps
+// have none)
 // then the control ping reply that ends every dump.
 type fakeStream struct {
 	ctx     context.Context
@@ -272,6 +315,11 @@ func (s *fakeStream) SendMsg(msg api.Message) error {
 	case *acl.ACLDump:
 		s.vpp.record(msg)
 		for _, details := range s.vpp.aclDetails(m) {
+			s.replies <- details
+		}
+	case *wireguard.WireguardPeersDump:
+		s.vpp.record(msg)
+		for _, details := range s.vpp.peerDetails(m) {
 			s.replies <- details
 		}
 	case *acl.ACLInterfaceListDump:

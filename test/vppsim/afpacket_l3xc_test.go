@@ -35,7 +35,9 @@ func TestAfPacketXconnect(t *testing.T) {
 	require.NoError(t, err)
 	up := reply.SwIfIndex
 	setUp(ctx, t, conn, up)
-	require.Equal(t, "host-eth-up", sim.State().Interfaces[uint32(up)].Name)
+	created := sim.State().Interfaces[uint32(up)]
+	require.Equal(t, "host-eth-up", created.Name)
+	require.Equal(t, uint32(1500), created.MTU[0], "af_packet takes the host interface's MTU")
 
 	_, err = af_packet.NewServiceClient(conn).AfPacketCreateV3(ctx, &af_packet.AfPacketCreateV3{HostIfName: "no-such-if"})
 	requireAPIError(t, err, api.INVALID_INTERFACE)

@@ -10,6 +10,7 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/kernel/kerneltap"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/metrics/stats"
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/up"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/utils/metadata"
@@ -40,9 +41,9 @@ func tapByHostName(s *state.State, name string) (*state.Interface, bool) {
 	return nil, false
 }
 
-// TestSdkVppKerneltapAgainstSimulator drives sdk-vpp's own kerneltap and up elements (the
-// code the forwarder runs) against the simulator, then carries a ping between the two
-// interfaces they made.
+// TestSdkVppKerneltapAgainstSimulator drives sdk-vpp's own kerneltap, up and stats
+// elements (the code the forwarder runs) against the simulator, then carries a ping
+// between the two interfaces they made.
 func TestSdkVppKerneltapAgainstSimulator(t *testing.T) {
 	sim := startSim(t, "")
 	conn := connect(t, sim)
@@ -51,6 +52,7 @@ func TestSdkVppKerneltapAgainstSimulator(t *testing.T) {
 	defer cancel()
 	server := chain.NewNetworkServiceServer(
 		metadata.NewServer(),
+		stats.NewServer(ctx, stats.WithSocket(sim.StatsSocket())),
 		up.NewServer(ctx, conn),
 		kerneltap.NewServer(conn),
 	)
@@ -86,6 +88,11 @@ func TestSdkVppKerneltapAgainstSimulator(t *testing.T) {
 	xconnect(ctx, t, conn, a, b, true)
 	xconnect(ctx, t, conn, b, a, true)
 	require.NoError(t, vppsimtest.Ping(nsA, mustAddr(t, "10.50.0.1"), mustAddr(t, "10.50.0.2"), 5*time.Second))
+
+	// The metrics element reads the simulator's stats segment on re-Request.
+	connA, err = server.Request(ctx, &networkservice.NetworkServiceRequest{Connection: connA})
+	require.NoError(t, err)
+	require.NotEmpty(t, connA.GetPath().GetPathSegments()[0].GetMetrics()["server_rx_packets"], "sdk-vpp's stats element must find counters")
 
 	_, err = server.Close(ctx, connA)
 	require.NoError(t, err)

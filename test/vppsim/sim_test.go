@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,41 +14,27 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	"github.com/networkservicemesh/govpp/binapi/ip_types"
 	"github.com/networkservicemesh/govpp/binapi/l2"
+	"github.com/networkservicemesh/govpp/binapi/lldp"
 	"github.com/networkservicemesh/govpp/binapi/memclnt"
 	"github.com/networkservicemesh/govpp/binapi/tapv2"
 	"github.com/networkservicemesh/govpp/binapi/vpe"
 	"github.com/stretchr/testify/require"
-	"go.fd.io/govpp"
 	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/core"
 
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
 const nsPrefix = "vsim"
 
-// startSim runs a simulator on a temporary socket for the test's lifetime.
-func startSim(t *testing.T, netns string) *vppsim.Sim {
-	t.Helper()
-	dir := t.TempDir()
-	sim, err := vppsim.Start(context.Background(), vppsim.Config{
-		APISocket:   filepath.Join(dir, "api.sock"),
-		StateSocket: filepath.Join(dir, "state.sock"),
-		Netns:       netns,
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sim.Close() })
-	return sim
-}
+func startSim(t *testing.T, netns string) *vppsim.Sim { return vppsimtest.StartSim(t, netns) }
 
-// connect is a plain govpp client, as the forwarder makes one.
-func connect(t *testing.T, sim *vppsim.Sim) *core.Connection {
-	t.Helper()
-	conn, err := govpp.Connect(sim.APISocket())
-	require.NoError(t, err)
-	t.Cleanup(conn.Disconnect)
-	return conn
-}
+func connect(t *testing.T, sim *vppsim.Sim) *core.Connection { return vppsimtest.Dial(t, sim) }
+
+func startSimB(b *testing.B) *vppsim.Sim { return vppsimtest.StartSim(b, "") }
+
+func connectB(b *testing.B, sim *vppsim.Sim) *core.Connection { return vppsimtest.Dial(b, sim) }
 
 func ctxFor(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -69,6 +54,7 @@ func TestHandshakePingAndVersion(t *testing.T) {
 	version, err := vpe.NewServiceClient(conn).ShowVersion(ctx, &vpe.ShowVersion{})
 	require.NoError(t, err)
 	require.Equal(t, "vpe", version.Program)
+	require.Len(t, vppsim.RequestsOf[*vpe.ShowVersion](sim), 1, "requests are recorded for tests")
 
 	// local0 exists from the start, as in VPP.
 	dump, err := interfaces.NewServiceClient(conn).SwInterfaceDump(ctx, &interfaces.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
@@ -104,8 +90,8 @@ func TestUnimplementedMessageGetsRetval(t *testing.T) {
 	sim := startSim(t, "")
 	conn := connect(t, sim)
 	ctx := ctxFor(t)
-	// af_packet_set_l4_cksum_offload is in the table but the simulator does not do it.
-	_, err := af_packet.NewServiceClient(conn).AfPacketSetL4CksumOffload(ctx, &af_packet.AfPacketSetL4CksumOffload{SwIfIndex: 1})
+	// lldp_config is in the table but the simulator does not do it.
+	_, err := lldp.NewServiceClient(conn).LldpConfig(ctx, &lldp.LldpConfig{TxHold: 4, TxInterval: 30})
 	var apiErr api.VPPApiError
 	require.True(t, errors.As(err, &apiErr), "want a VPPApiError, got %v", err)
 	require.Equal(t, api.UNIMPLEMENTED, apiErr)
@@ -156,4 +142,76 @@ func startSimAt(t *testing.T, apiSocket, netns string) *vppsim.Sim {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sim.Close() })
 	return sim
+}
+
+// TestConcurrentClientsKeepStateConsistent: clients creating and deleting interfaces at
+// the same time each get unique indexes and the end state holds exactly what survived.
+func TestConcurrentClientsKeepStateConsistent(t *testing.T) {
+	sim := startSim(t, "")
+	ctx := ctxFor(t)
+	const clients, perClient = 4, 25
+	type result struct {
+		kept []interface_types.InterfaceIndex
+		err  error
+	}
+	results := make(chan result, clients)
+	for c := 0; c < clients; c++ {
+		conn := connect(t, sim)
+		go func() {
+			ifc := interfaces.NewServiceClient(conn)
+			var r result
+			for n := 0; n < perClient; n++ {
+				reply, err := ifc.CreateLoopback(ctx, &interfaces.CreateLoopback{})
+				if err != nil {
+					r.err = err
+					break
+				}
+				if n%2 == 0 {
+					r.kept = append(r.kept, reply.SwIfIndex)
+					continue
+				}
+				if _, err := ifc.DeleteLoopback(ctx, &interfaces.DeleteLoopback{SwIfIndex: reply.SwIfIndex}); err != nil {
+					r.err = err
+					break
+				}
+			}
+			results <- r
+		}()
+	}
+	seen := map[interface_types.InterfaceIndex]bool{}
+	for c := 0; c < clients; c++ {
+		r := <-results
+		require.NoError(t, r.err)
+		for _, idx := range r.kept {
+			require.False(t, seen[idx], "sw_if_index %d handed out twice", idx)
+			seen[idx] = true
+		}
+	}
+	st := sim.State()
+	require.Len(t, st.Interfaces, 1+len(seen))
+	for idx := range seen {
+		require.Contains(t, st.Interfaces, uint32(idx))
+	}
+}
+
+// TestSwIfIndexReuse: like VPP's pool, the index freed last is handed out next, which is
+// why owners must be found by tag rather than by a remembered index.
+func TestSwIfIndexReuse(t *testing.T) {
+	sim := startSim(t, "")
+	conn := connect(t, sim)
+	ctx := ctxFor(t)
+	ifc := interfaces.NewServiceClient(conn)
+	var created []interface_types.InterfaceIndex
+	for n := 0; n < 3; n++ {
+		reply, err := ifc.CreateLoopback(ctx, &interfaces.CreateLoopback{})
+		require.NoError(t, err)
+		created = append(created, reply.SwIfIndex)
+	}
+	for _, idx := range []interface_types.InterfaceIndex{created[0], created[1]} {
+		_, err := ifc.DeleteLoopback(ctx, &interfaces.DeleteLoopback{SwIfIndex: idx})
+		require.NoError(t, err)
+	}
+	again, err := ifc.CreateLoopback(ctx, &interfaces.CreateLoopback{})
+	require.NoError(t, err)
+	require.Equal(t, created[1], again.SwIfIndex)
 }

@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/networkservicemesh/govpp/binapi/ethernet_types"
 	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
+	"github.com/networkservicemesh/govpp/binapi/ip_types"
 	"github.com/networkservicemesh/govpp/binapi/l2"
 	"github.com/networkservicemesh/govpp/binapi/tapv2"
 	"github.com/stretchr/testify/require"
@@ -186,4 +188,61 @@ func TestTunTapAndErrors(t *testing.T) {
 	})
 	requireAPIError(t, err, api.SYSCALL_ERROR_1)
 	require.Len(t, sim.State().Interfaces, before)
+}
+
+// TestTapHostSideOptions: the host MAC, MTU and addresses tap_create_v3 asks for are what
+// the kernel interface gets, and the dump reports them back.
+func TestTapHostSideOptions(t *testing.T) {
+	sim := startSim(t, "")
+	conn := connect(t, sim)
+	ctx := ctxFor(t)
+	ns := vppsimtest.NewNetns(t, nsPrefix)
+	hostMAC, err := ethernet_types.ParseMacAddress("02:aa:bb:cc:dd:ee")
+	require.NoError(t, err)
+	prefix, err := ip_types.ParseIP4Prefix("10.65.0.7/24")
+	require.NoError(t, err)
+	reply, err := tapv2.NewServiceClient(conn).TapCreateV3(ctx, &tapv2.TapCreateV3{
+		ID: 7, HostIfNameSet: true, HostIfName: "nsm-opts", HostNamespaceSet: true, HostNamespace: ns.Name,
+		HostMacAddrSet: true, HostMacAddr: hostMAC, HostMtuSet: true, HostMtuSize: 1300,
+		HostIP4PrefixSet: true, HostIP4Prefix: ip_types.IP4AddressWithPrefix(prefix), Tag: "conn-7",
+	})
+	require.NoError(t, err)
+
+	link, err := hostLink(t, ns, "nsm-opts")
+	require.NoError(t, err)
+	require.Equal(t, "02:aa:bb:cc:dd:ee", link.Attrs().HardwareAddr.String())
+	require.Equal(t, 1300, link.Attrs().MTU)
+	var addrs []netlink.Addr
+	ns.MustDo(t, func() error {
+		var err error
+		addrs, err = netlink.AddrList(link, netlink.FAMILY_V4)
+		return err
+	})
+	require.Len(t, addrs, 1)
+	require.Equal(t, "10.65.0.7/24", addrs[0].IPNet.String())
+
+	taps := recvAll(t, must(tapv2.NewServiceClient(conn).SwInterfaceTapV2Dump(ctx, &tapv2.SwInterfaceTapV2Dump{SwIfIndex: reply.SwIfIndex})).Recv)
+	require.Len(t, taps, 1)
+	require.Equal(t, uint32(7), taps[0].ID)
+	require.Equal(t, "tap7", taps[0].DevName)
+	require.Equal(t, "02:aa:bb:cc:dd:ee", taps[0].HostMacAddr.String())
+	require.Equal(t, uint32(1300), taps[0].HostMtuSize)
+	require.Equal(t, "conn-7", sim.State().Interfaces[uint32(reply.SwIfIndex)].Tag)
+
+	_, err = tapv2.NewServiceClient(conn).TapCreateV3(ctx, &tapv2.TapCreateV3{ID: 7, HostIfNameSet: true, HostIfName: "nsm-dup"})
+	requireAPIError(t, err, api.INVALID_VALUE)
+}
+
+// TestIPv6AcrossXconnect: IPv6 frames cross like any other.
+func TestIPv6AcrossXconnect(t *testing.T) {
+	sim := startSim(t, "")
+	conn := connect(t, sim)
+	ctx := ctxFor(t)
+	left, right := vppsimtest.NewNetns(t, nsPrefix), vppsimtest.NewNetns(t, nsPrefix)
+	tapL, tapR := createTap(ctx, t, conn, left, "nsm-l6"), createTap(ctx, t, conn, right, "nsm-r6")
+	left.AddrAdd(t, "nsm-l6", "fd00:66::1/64")
+	right.AddrAdd(t, "nsm-r6", "fd00:66::2/64")
+	xconnect(ctx, t, conn, tapL, tapR, true)
+	xconnect(ctx, t, conn, tapR, tapL, true)
+	require.NoError(t, vppsimtest.Ping(left, mustAddr(t, "fd00:66::1"), mustAddr(t, "fd00:66::2"), 5*time.Second))
 }

@@ -87,3 +87,30 @@ func TestVxlanBetweenTwoSimulators(t *testing.T) {
 	require.Equal(t, uint32(42), d.Vni)
 	require.Equal(t, uint16(4789), d.DstPort)
 }
+
+// TestIPPayloadOverVxlan: IP payload connections join tuns to VXLAN tunnels with l3xc, as
+// sdk-vpp's l3xconnect does; IP packets must cross in an Ethernet frame and come out bare.
+func TestIPPayloadOverVxlan(t *testing.T) {
+	nodeA := vppsimtest.NewNetns(t, nsPrefix)
+	nodeB := vppsimtest.NewNetns(t, nsPrefix)
+	vppsimtest.Veth(t, nodeA, "uplink", "172.31.0.1/24", nodeB, "uplink", "172.31.0.2/24")
+	clientA := vppsimtest.NewNetns(t, nsPrefix)
+	clientB := vppsimtest.NewNetns(t, nsPrefix)
+
+	simA, simB := startSim(t, nodeA.Name), startSim(t, nodeB.Name)
+	connA, connB := connect(t, simA), connect(t, simB)
+	ctx := ctxFor(t)
+
+	tunA := createTun(ctx, t, connA, clientA, "nsm-a")
+	tunB := createTun(ctx, t, connB, clientB, "nsm-b")
+	clientA.AddrAdd(t, "nsm-a", "10.71.0.1/24")
+	clientB.AddrAdd(t, "nsm-b", "10.71.0.2/24")
+
+	vxA := createVxlan(ctx, t, connA, "172.31.0.1", "172.31.0.2", 7)
+	vxB := createVxlan(ctx, t, connB, "172.31.0.2", "172.31.0.1", 7)
+	l3xcTo(ctx, t, connA, tunA, vxA)
+	l3xcTo(ctx, t, connA, vxA, tunA)
+	l3xcTo(ctx, t, connB, tunB, vxB)
+	l3xcTo(ctx, t, connB, vxB, tunB)
+	require.NoError(t, vppsimtest.Ping(clientA, mustAddr(t, "10.71.0.1"), mustAddr(t, "10.71.0.2"), 5*time.Second))
+}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // Layer is what a port carries: Ethernet frames or bare IP packets.
@@ -22,20 +23,33 @@ const maxPacket = 65536
 
 var broadcastMAC = net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 
-// Egress is where the configuration sends a packet.
+// Egress is one place the configuration sends a packet.
 type Egress struct {
+	// SwIfIndex is the interface whose port transmits: for a VLAN sub-interface, its
+	// parent, with PushVlan set to the sub-interface's VLAN.
 	SwIfIndex uint32
+	PushVlan  uint16
 	// SrcMAC and DstMAC are used when an IP packet leaves through an Ethernet port;
 	// a nil DstMAC means broadcast.
 	SrcMAC net.HardwareAddr
 	DstMAC net.HardwareAddr
 }
 
+// Frame is a packet as received: on an Ethernet port (L2) or a tun (L3). IP is the IP
+// packet it carries, nil if it carries something else.
+type Frame struct {
+	Layer Layer
+	Data  []byte
+	IP    []byte
+}
+
 // Forwarder is the VPP configuration as the packet path sees it.
 type Forwarder interface {
-	// Forward says where a packet received on rx goes; ok is false to drop it. ip is the
-	// packet's IP header when it carries IP (nil otherwise).
-	Forward(rx uint32, ip []byte) (out Egress, ok bool)
+	// Forward lists where a frame received on rx goes (several places when a bridge
+	// floods); none means it is dropped.
+	Forward(rx uint32, frame Frame) []Egress
+	// SubInterface finds the VLAN sub-interface of parent that takes frames tagged vlan.
+	SubInterface(parent uint32, vlan uint16) (uint32, bool)
 }
 
 type port interface {
@@ -52,6 +66,7 @@ type Plane struct {
 
 	mu        sync.RWMutex
 	ports     map[uint32]port
+	counters  map[uint32]*portCounters
 	endpoints map[endpointKey]*vxlanEndpoint
 	wg        sync.WaitGroup
 }
@@ -64,6 +79,7 @@ func New(ownNetns string, forwarder Forwarder, log *slog.Logger) *Plane {
 		forwarder: forwarder,
 		log:       log,
 		ports:     make(map[uint32]port),
+		counters:  make(map[uint32]*portCounters),
 		endpoints: make(map[endpointKey]*vxlanEndpoint),
 	}
 }
@@ -74,20 +90,13 @@ func (p *Plane) RemovePort(swIfIndex uint32) {
 	p.mu.Lock()
 	pt, ok := p.ports[swIfIndex]
 	delete(p.ports, swIfIndex)
+	delete(p.counters, swIfIndex)
 	p.mu.Unlock()
 	if ok {
 		if err := pt.close(); err != nil {
 			p.log.Warn("closing port", "sw_if_index", swIfIndex, "error", err)
 		}
 	}
-}
-
-// HasPort says whether swIfIndex has a kernel side.
-func (p *Plane) HasPort(swIfIndex uint32) bool {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	_, ok := p.ports[swIfIndex]
-	return ok
 }
 
 // Close removes every port and waits for the readers to stop.
@@ -105,50 +114,124 @@ func (p *Plane) Close() {
 func (p *Plane) addPort(swIfIndex uint32, pt port) {
 	p.mu.Lock()
 	p.ports[swIfIndex] = pt
+	p.counters[swIfIndex] = &portCounters{}
 	p.mu.Unlock()
-	if fp, ok := pt.(*filePort); ok {
+	if rp, ok := pt.(readablePort); ok {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			p.readLoop(swIfIndex, fp)
+			p.readLoop(swIfIndex, rp)
 		}()
 	}
 }
 
-func (p *Plane) readLoop(swIfIndex uint32, fp *filePort) {
+// readablePort is a port with its own file to read packets from (VXLAN tunnels share an
+// endpoint socket and are fed by it instead).
+type readablePort interface {
+	port
+	read(buf []byte) (int, error)
+}
+
+func (p *Plane) readLoop(swIfIndex uint32, rp readablePort) {
 	buf := make([]byte, maxPacket)
 	for {
-		n, err := fp.file.Read(buf)
+		n, err := rp.read(buf)
 		if err != nil {
 			if !errors.Is(err, os.ErrClosed) {
 				p.log.Debug("port read ended", "sw_if_index", swIfIndex, "error", err)
 			}
 			return
 		}
-		p.receive(swIfIndex, fp.carries, buf[:n])
+		p.receive(swIfIndex, rp.layer(), buf[:n])
 	}
 }
 
-// receive forwards one packet that arrived on rx.
+// receive forwards one packet that arrived on rx's port, counting it as VPP would:
+// received on rx, then transmitted on each egress port or dropped on rx. A frame tagged
+// with a VLAN that a sub-interface of rx takes is received, untagged, on that
+// sub-interface.
 func (p *Plane) receive(rx uint32, layer Layer, pkt []byte) {
-	ipHeader := ipPart(layer, pkt)
-	out, ok := p.forwarder.Forward(rx, ipHeader)
-	if !ok {
-		return
+	p.mu.RLock()
+	rxCounters := p.counters[rx]
+	p.mu.RUnlock()
+	if rxCounters != nil {
+		rxCounters.rxPackets.Add(1)
+		rxCounters.rxBytes.Add(uint64(len(pkt)))
 	}
+	if layer == L2 {
+		if vlan, ok := vlanTag(pkt); ok {
+			if sub, ok := p.forwarder.SubInterface(rx, vlan); ok {
+				rx, pkt = sub, popVlan(pkt)
+			}
+		}
+	}
+	frame := Frame{Layer: layer, Data: pkt, IP: ipPart(layer, pkt)}
+	sent := 0
+	for _, out := range p.forwarder.Forward(rx, frame) {
+		if p.transmit(frame, out) {
+			sent++
+		}
+	}
+	if sent == 0 && rxCounters != nil {
+		rxCounters.drops.Add(1)
+	}
+}
+
+func (p *Plane) transmit(frame Frame, out Egress) bool {
 	p.mu.RLock()
 	tx, ok := p.ports[out.SwIfIndex]
+	txCounters := p.counters[out.SwIfIndex]
 	p.mu.RUnlock()
 	if !ok {
-		return
+		return false
 	}
-	data := convert(layer, tx.layer(), pkt, ipHeader, out)
+	data := convert(frame.Layer, tx.layer(), frame.Data, frame.IP, out)
 	if data == nil {
-		return
+		return false
+	}
+	if out.PushVlan != 0 {
+		if tx.layer() != L2 {
+			return false
+		}
+		data = pushVlan(data, out.PushVlan)
 	}
 	if err := tx.write(data); err != nil {
 		p.log.Debug("port write failed", "sw_if_index", out.SwIfIndex, "error", err)
+		return false
 	}
+	if txCounters != nil {
+		txCounters.txPackets.Add(1)
+		txCounters.txBytes.Add(uint64(len(data)))
+	}
+	return true
+}
+
+const etherTypeVlan = 0x8100
+
+func vlanTag(frame []byte) (uint16, bool) {
+	if len(frame) < 18 || binary.BigEndian.Uint16(frame[12:14]) != etherTypeVlan {
+		return 0, false
+	}
+	return binary.BigEndian.Uint16(frame[14:16]) & 0x0fff, true
+}
+
+func popVlan(frame []byte) []byte {
+	out := make([]byte, len(frame)-4)
+	copy(out, frame[:12])
+	copy(out[12:], frame[16:])
+	return out
+}
+
+func pushVlan(frame []byte, vlan uint16) []byte {
+	if len(frame) < 14 {
+		return frame
+	}
+	out := make([]byte, len(frame)+4)
+	copy(out, frame[:12])
+	binary.BigEndian.PutUint16(out[12:14], etherTypeVlan)
+	binary.BigEndian.PutUint16(out[14:16], vlan&0x0fff)
+	copy(out[16:], frame[12:])
+	return out
 }
 
 // ipPart returns the IP packet inside pkt, or nil if it carries something else.
@@ -197,6 +280,32 @@ func convert(from, to Layer, pkt, ipHeader []byte, out Egress) []byte {
 	return frame
 }
 
+// Counters are a port's packet counters since it was created.
+type Counters struct {
+	RxPackets, RxBytes uint64
+	TxPackets, TxBytes uint64
+	Drops              uint64
+}
+
+type portCounters struct {
+	rxPackets, rxBytes, txPackets, txBytes, drops atomic.Uint64
+}
+
+// Counters returns swIfIndex's counters; interfaces without a port have none.
+func (p *Plane) Counters(swIfIndex uint32) Counters {
+	p.mu.RLock()
+	c := p.counters[swIfIndex]
+	p.mu.RUnlock()
+	if c == nil {
+		return Counters{}
+	}
+	return Counters{
+		RxPackets: c.rxPackets.Load(), RxBytes: c.rxBytes.Load(),
+		TxPackets: c.txPackets.Load(), TxBytes: c.txBytes.Load(),
+		Drops: c.drops.Load(),
+	}
+}
+
 // filePort is a tap, tun or af_packet socket: one read or write per packet.
 type filePort struct {
 	file    *os.File
@@ -204,6 +313,8 @@ type filePort struct {
 }
 
 func (f *filePort) layer() Layer { return f.carries }
+
+func (f *filePort) read(buf []byte) (int, error) { return f.file.Read(buf) }
 
 func (f *filePort) write(pkt []byte) error {
 	_, err := f.file.Write(pkt)

@@ -110,6 +110,7 @@ func (p *Plane) CreateVxlan(swIfIndex uint32, spec VxlanSpec) error {
 	vp.header[0] = 0x08 // the I flag: the VNI is valid
 	binary.BigEndian.PutUint32(vp.header[4:8], spec.Vni<<8)
 	p.ports[swIfIndex] = vp
+	p.counters[swIfIndex] = &portCounters{}
 	p.mu.Unlock()
 	return nil
 }

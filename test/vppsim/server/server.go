@@ -170,7 +170,9 @@ func (s *Server) dispatch(sess *Session, data []byte) bool {
 	}
 	switch m := req.(type) {
 	case *memclnt.SockclntCreate:
+		s.mu.Lock() // Sessions() reads names under the same lock
 		sess.Name = m.Name
+		s.mu.Unlock()
 		return sess.Send(s.handshakeReply(sess), ctx) == nil
 	case *memclnt.SockclntDelete:
 		_ = sess.Send(&memclnt.SockclntDeleteReply{}, ctx)
@@ -180,7 +182,10 @@ func (s *Server) dispatch(sess *Session, data []byte) bool {
 	case *memclnt.MemclntKeepaliveReply:
 		return true
 	}
-	replies, handled := s.handler.Handle(sess, req)
+	replies, handled, panicked := s.handle(sess, req)
+	if panicked {
+		return s.replyError(sess, req.GetMessageName(), ctx, api.UNSPECIFIED)
+	}
 	if !handled {
 		s.log.Warn("unimplemented message", "client", sess.Index, "msg", req.GetMessageName())
 		return s.replyError(sess, req.GetMessageName(), ctx, api.UNIMPLEMENTED)
@@ -193,6 +198,19 @@ func (s *Server) dispatch(sess *Session, data []byte) bool {
 	return true
 }
 
+// handle runs the handler, turning a panic into a logged failure of this one message so a
+// simulator bug never takes the whole VPP (and every waiting client) down.
+func (s *Server) handle(sess *Session, req api.Message) (replies []api.Message, handled, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("handler panicked", "client", sess.Index, "msg", req.GetMessageName(), "panic", r)
+			replies, handled, panicked = nil, true, true
+		}
+	}()
+	replies, handled = s.handler.Handle(sess, req)
+	return replies, handled, false
+}
+
 // replyError sends the request's own reply type with retval set, so govpp surfaces a
 // VPPApiError; a dump gets no details, and the caller's control_ping ends it.
 func (s *Server) replyError(sess *Session, requestName string, ctx uint32, code api.VPPApiError) bool {
@@ -200,7 +218,7 @@ func (s *Server) replyError(sess *Session, requestName string, ctx uint32, code 
 	if !ok {
 		return true
 	}
-	setRetval(reply, int32(code))
+	SetRetval(reply, int32(code))
 	return sess.Send(reply, ctx) == nil
 }
 

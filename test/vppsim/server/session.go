@@ -43,8 +43,8 @@ func (s *Session) Send(msg api.Message, context uint32) error {
 	return err
 }
 
-// setRetval sets the Retval field most replies carry; replies without one are left as is.
-func setRetval(msg api.Message, code int32) {
+// SetRetval sets the Retval field most replies carry; replies without one are left as is.
+func SetRetval(msg api.Message, code int32) {
 	v := reflect.ValueOf(msg).Elem()
 	if f := v.FieldByName("Retval"); f.IsValid() && f.CanSet() && f.Kind() == reflect.Int32 {
 		f.SetInt(int64(code))

@@ -100,7 +100,8 @@ type Tap struct {
 
 // AfPacket is the host interface an af_packet interface is bound to.
 type AfPacket struct {
-	HostIfName string `json:"host_if_name"`
+	HostIfName     string `json:"host_if_name"`
+	L4CksumOffload bool   `json:"l4_cksum_offload"`
 }
 
 // Vxlan is a VXLAN tunnel's endpoint configuration.

@@ -16,6 +16,9 @@ const LocalIfIndex = 0
 type State struct {
 	Interfaces    map[uint32]*Interface `json:"interfaces"`
 	NextSwIfIndex uint32                `json:"next_sw_if_index"`
+	// FreeSwIfIndexes are indexes of deleted interfaces. VPP allocates from a pool whose
+	// free list is a stack, so the index freed last is handed out next.
+	FreeSwIfIndexes []uint32 `json:"free_sw_if_indexes,omitempty"`
 	// Tables, Routes and Neighbors are keyed by Key* so that dumps and JSON are stable.
 	Tables         map[string]*Table         `json:"tables"`
 	Routes         map[string]*Route         `json:"routes"`
@@ -79,6 +82,7 @@ type WireguardPeer struct {
 	Port      uint16   `json:"port"`
 	Keepalive uint16   `json:"persistent_keepalive"`
 	Allowed   []string `json:"allowed_ips"`
+	Flags     uint8    `json:"flags"`
 }
 
 // New returns the state of a freshly started VPP: only local0, only the default tables.
@@ -101,6 +105,30 @@ func New() *State {
 		s.Tables[TableKey(0, ip6)] = t
 	}
 	return s
+}
+
+// PeekSwIfIndex is the index the next interface will get.
+func (s *State) PeekSwIfIndex() uint32 {
+	if n := len(s.FreeSwIfIndexes); n > 0 {
+		return s.FreeSwIfIndexes[n-1]
+	}
+	return s.NextSwIfIndex
+}
+
+// AllocateSwIfIndex hands out PeekSwIfIndex.
+func (s *State) AllocateSwIfIndex() uint32 {
+	if n := len(s.FreeSwIfIndexes); n > 0 {
+		idx := s.FreeSwIfIndexes[n-1]
+		s.FreeSwIfIndexes = s.FreeSwIfIndexes[:n-1]
+		return idx
+	}
+	s.NextSwIfIndex++
+	return s.NextSwIfIndex - 1
+}
+
+// FreeSwIfIndex returns a deleted interface's index to the pool.
+func (s *State) FreeSwIfIndex(idx uint32) {
+	s.FreeSwIfIndexes = append(s.FreeSwIfIndexes, idx)
 }
 
 // Clone returns a deep copy, for readers that must not race with the simulator.

@@ -11,7 +11,10 @@ import (
 )
 
 func (v *VPP) registerAfPacket() {
+	on(v, v.afPacketCreate)
+	on(v, v.afPacketCreateV2)
 	on(v, v.afPacketCreateV3)
+	on(v, v.afPacketSetL4CksumOffload)
 	on(v, v.afPacketDelete)
 	on(v, v.afPacketDump)
 }
@@ -19,28 +22,59 @@ func (v *VPP) registerAfPacket() {
 func afPacketName(host string) string { return "host-" + host }
 
 func (v *VPP) afPacketCreateV3(_ *server.Session, req *af_packet.AfPacketCreateV3) []api.Message {
-	if req.HostIfName == "" {
-		return one(&af_packet.AfPacketCreateV3Reply{Retval: retval(api.INVALID_ARGUMENT)})
+	idx, code := v.createAfPacket(req.HostIfName, req.HwAddr, req.UseRandomHwAddr)
+	return one(&af_packet.AfPacketCreateV3Reply{Retval: retval(code), SwIfIndex: idx})
+}
+
+func (v *VPP) afPacketCreateV2(_ *server.Session, req *af_packet.AfPacketCreateV2) []api.Message {
+	idx, code := v.createAfPacket(req.HostIfName, req.HwAddr, req.UseRandomHwAddr)
+	return one(&af_packet.AfPacketCreateV2Reply{Retval: retval(code), SwIfIndex: idx})
+}
+
+func (v *VPP) afPacketCreate(_ *server.Session, req *af_packet.AfPacketCreate) []api.Message {
+	idx, code := v.createAfPacket(req.HostIfName, req.HwAddr, req.UseRandomHwAddr)
+	return one(&af_packet.AfPacketCreateReply{Retval: retval(code), SwIfIndex: idx})
+}
+
+// createAfPacket is shared by the three af_packet_create versions: the socket is bound
+// first, so a missing host interface leaves no VPP interface behind. The MAC is random
+// when asked, else the requested one, else the host interface's.
+func (v *VPP) createAfPacket(host string, hwAddr ethernet_types.MacAddress, random bool) (interface_types.InterfaceIndex, api.VPPApiError) {
+	if host == "" {
+		return 0, api.INVALID_ARGUMENT
 	}
-	if _, exists := v.state.InterfaceByName(afPacketName(req.HostIfName)); exists {
-		return one(&af_packet.AfPacketCreateV3Reply{Retval: retval(api.SUBIF_ALREADY_EXISTS)})
+	if _, exists := v.state.InterfaceByName(afPacketName(host)); exists {
+		return 0, api.SUBIF_ALREADY_EXISTS
 	}
-	swIfIndex := v.state.NextSwIfIndex
-	hostMAC, err := v.plane.CreateAfPacket(swIfIndex, req.HostIfName)
+	swIfIndex := v.state.PeekSwIfIndex()
+	hostLink, err := v.plane.CreateAfPacket(swIfIndex, host)
 	if err != nil {
-		v.log.Warn("af_packet_create_v3 failed", "host_if_name", req.HostIfName, "error", err)
-		return one(&af_packet.AfPacketCreateV3Reply{Retval: retval(api.INVALID_INTERFACE)})
+		v.log.Warn("af_packet_create failed", "host_if_name", host, "error", err)
+		return 0, api.INVALID_INTERFACE
 	}
-	mac := hostMAC
+	mac := hostLink.MAC
 	switch {
-	case req.UseRandomHwAddr:
+	case random:
 		mac = randomMAC()
-	case req.HwAddr != (ethernet_types.MacAddress{}):
-		mac = req.HwAddr.ToMAC()
+	case hwAddr != (ethernet_types.MacAddress{}):
+		mac = hwAddr.ToMAC()
 	}
-	i := v.addInterface(state.KindAfPacket, afPacketName(req.HostIfName), "af_packet", mac)
-	i.AfPacket = &state.AfPacket{HostIfName: req.HostIfName}
-	return one(&af_packet.AfPacketCreateV3Reply{SwIfIndex: interface_types.InterfaceIndex(i.SwIfIndex)})
+	i := v.addInterface(state.KindAfPacket, afPacketName(host), "af_packet", mac)
+	i.AfPacket = &state.AfPacket{HostIfName: host}
+	// VPP takes the host interface's MTU for an af_packet interface.
+	i.MTU = [4]uint32{uint32(hostLink.MTU), 0, 0, 0}
+	i.LinkMTU = uint16(hostLink.MTU)
+	return interface_types.InterfaceIndex(i.SwIfIndex), 0
+}
+
+// afPacketSetL4CksumOffload is accepted and recorded: the simulator never offloads.
+func (v *VPP) afPacketSetL4CksumOffload(_ *server.Session, req *af_packet.AfPacketSetL4CksumOffload) []api.Message {
+	i, ok := v.iface(uint32(req.SwIfIndex))
+	if !ok || i.AfPacket == nil {
+		return one(&af_packet.AfPacketSetL4CksumOffloadReply{Retval: retval(api.INVALID_SW_IF_INDEX)})
+	}
+	i.AfPacket.L4CksumOffload = req.Set
+	return one(&af_packet.AfPacketSetL4CksumOffloadReply{})
 }
 
 // afPacketDelete answers an unknown host interface with SYSCALL_ERROR_1, VPP's code for it.

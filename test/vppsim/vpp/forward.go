@@ -8,33 +8,64 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/state"
 )
 
-// Forward implements dataplane.Forwarder. Only an enabled interface receives, only an
-// enabled interface transmits, and a packet goes where the receiving interface's L2
-// cross-connect or, for IP, its l3xc points; anything else is dropped, as VPP drops what
-// its configuration does not cover.
-func (v *VPP) Forward(rx uint32, ipHeader []byte) (dataplane.Egress, bool) {
+// Forward implements dataplane.Forwarder. Only an enabled interface receives and only an
+// enabled interface transmits. A frame goes where the receiving interface's L2
+// cross-connect points, or through its bridge domain, or, for IP, along its l3xc path;
+// anything else is dropped, as VPP drops what its configuration does not cover.
+func (v *VPP) Forward(rx uint32, frame dataplane.Frame) []dataplane.Egress {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	in, ok := v.iface(rx)
-	if !ok || !in.AdminUp {
-		return dataplane.Egress{}, false
+	if !ok || !v.enabled(in) {
+		return nil
 	}
-	if in.L2XconnectTx != nil {
+	switch {
+	case in.L2XconnectTx != nil:
 		return v.egress(*in.L2XconnectTx, nil)
+	case in.Bridge != nil:
+		return v.bridge(in, frame)
+	case frame.IP != nil:
+		return v.l3xc(in, frame.IP)
 	}
-	if ipHeader == nil {
-		return dataplane.Egress{}, false
+	return nil
+}
+
+// SubInterface implements dataplane.Forwarder.
+func (v *VPP) SubInterface(parent uint32, vlan uint16) (uint32, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	for _, i := range v.state.Interfaces {
+		if i.Sub != nil && i.Sub.Parent == parent && i.Sub.VlanID == uint32(vlan) {
+			return i.SwIfIndex, true
+		}
 	}
+	return 0, false
+}
+
+// enabled is VPP's admin state, which a sub-interface also inherits from its parent.
+func (v *VPP) enabled(i *state.Interface) bool {
+	if !i.AdminUp {
+		return false
+	}
+	if i.Sub != nil {
+		parent, ok := v.iface(i.Sub.Parent)
+		return ok && parent.AdminUp
+	}
+	return true
+}
+
+func (v *VPP) l3xc(in *state.Interface, ipHeader []byte) []dataplane.Egress {
 	paths := in.L3xcIP4
-	if ipHeader[0]>>4 == 6 {
+	ip6 := ipHeader[0]>>4 == 6
+	if ip6 {
 		paths = in.L3xcIP6
 	}
 	if len(paths) == 0 {
-		return dataplane.Egress{}, false
+		return nil
 	}
 	path := paths[0]
 	nextHop, _ := netip.AddrFromSlice(path.Nh.Address.GetIP4().ToIP())
-	if ipHeader[0]>>4 == 6 {
+	if ip6 {
 		nextHop, _ = netip.AddrFromSlice(path.Nh.Address.GetIP6().ToIP())
 	}
 	if !nextHop.IsValid() || nextHop.IsUnspecified() {
@@ -43,14 +74,17 @@ func (v *VPP) Forward(rx uint32, ipHeader []byte) (dataplane.Egress, bool) {
 	return v.egress(path.SwIfIndex, &nextHop)
 }
 
-// egress checks the transmit interface and, for IP leaving through Ethernet, resolves the
-// next hop's MAC from the static neighbours.
-func (v *VPP) egress(tx uint32, nextHop *netip.Addr) (dataplane.Egress, bool) {
+// egress checks the transmit interface, maps a sub-interface onto its parent's port and,
+// for IP leaving through Ethernet, resolves the next hop's MAC from static neighbours.
+func (v *VPP) egress(tx uint32, nextHop *netip.Addr) []dataplane.Egress {
 	out, ok := v.iface(tx)
-	if !ok || !out.AdminUp {
-		return dataplane.Egress{}, false
+	if !ok || !v.enabled(out) {
+		return nil
 	}
 	e := dataplane.Egress{SwIfIndex: tx}
+	if out.Sub != nil {
+		e.SwIfIndex, e.PushVlan = out.Sub.Parent, uint16(out.Sub.VlanID)
+	}
 	if mac, err := net.ParseMAC(out.MAC); err == nil {
 		e.SrcMAC = mac
 	}
@@ -61,7 +95,7 @@ func (v *VPP) egress(tx uint32, nextHop *netip.Addr) (dataplane.Egress, bool) {
 			}
 		}
 	}
-	return e, true
+	return []dataplane.Egress{e}
 }
 
 func destination(ipHeader []byte) netip.Addr {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/networkservicemesh/govpp/binapi/ethernet_types"
+	"github.com/networkservicemesh/govpp/binapi/fib_types"
 	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	"go.fd.io/govpp/api"
@@ -34,6 +35,9 @@ func (v *VPP) registerInterfaces() {
 	on(v, v.swInterfaceSetMacAddress)
 	on(v, v.wantInterfaceEvents)
 	on(v, v.createLoopback)
+	on(v, v.createLoopbackInstance)
+	on(v, v.hwInterfaceSetMtu)
+	on(v, v.swInterfaceGetMacAddress)
 	on(v, v.deleteLoopback)
 	on(v, v.createVlanSubif)
 	on(v, v.deleteSubif)
@@ -41,11 +45,11 @@ func (v *VPP) registerInterfaces() {
 
 func retval(code api.VPPApiError) int32 { return int32(code) }
 
-// addInterface allocates the next sw_if_index, as VPP does. Like VPP it announces no
+// addInterface allocates a sw_if_index the way VPP does (reusing the last freed one). Like VPP it announces no
 // event for a new interface: events come with admin/link changes and deletion.
 func (v *VPP) addInterface(kind state.Kind, name, devType string, mac net.HardwareAddr) *state.Interface {
 	i := &state.Interface{
-		SwIfIndex: v.state.NextSwIfIndex,
+		SwIfIndex: v.state.AllocateSwIfIndex(),
 		Name:      name,
 		Kind:      kind,
 		DevType:   devType,
@@ -54,16 +58,23 @@ func (v *VPP) addInterface(kind state.Kind, name, devType string, mac net.Hardwa
 		LinkMTU:   defaultMTU,
 		RxMode:    uint32(interface_types.RX_MODE_API_DEFAULT),
 	}
-	v.state.NextSwIfIndex++
 	v.state.Interfaces[i.SwIfIndex] = i
+	v.dirty = true
 	return i
 }
 
 // deleteInterface removes an interface with everything hanging off it, including its
-// kernel side.
+// sub-interfaces and its kernel side.
 func (v *VPP) deleteInterface(i *state.Interface) {
+	for _, child := range v.state.SortedInterfaces() {
+		if child.Sub != nil && child.Sub.Parent == i.SwIfIndex {
+			v.deleteInterface(child)
+		}
+	}
 	v.plane.RemovePort(i.SwIfIndex)
 	delete(v.state.Interfaces, i.SwIfIndex)
+	v.state.FreeSwIfIndex(i.SwIfIndex)
+	v.dirty = true
 	for _, other := range v.state.Interfaces {
 		if other.L2XconnectTx != nil && *other.L2XconnectTx == i.SwIfIndex {
 			other.L2XconnectTx = nil
@@ -71,6 +82,12 @@ func (v *VPP) deleteInterface(i *state.Interface) {
 		if other.UnnumberedOf != nil && *other.UnnumberedOf == i.SwIfIndex {
 			other.UnnumberedOf = nil
 		}
+		// The index will be reused; nothing may keep pointing at it.
+		unresolvePaths(other.L3xcIP4, i.SwIfIndex)
+		unresolvePaths(other.L3xcIP6, i.SwIfIndex)
+	}
+	for _, r := range v.state.Routes {
+		unresolvePaths(r.Paths, i.SwIfIndex)
 	}
 	for key, n := range v.state.Neighbors {
 		if n.SwIfIndex == i.SwIfIndex {
@@ -78,6 +95,16 @@ func (v *VPP) deleteInterface(i *state.Interface) {
 		}
 	}
 	v.emitInterfaceEvent(i, true)
+}
+
+// unresolvePaths points the paths through a deleted interface at no interface: like VPP,
+// the policy stays (and can still be deleted) but forwards nothing.
+func unresolvePaths(paths []fib_types.FibPath, swIfIndex uint32) {
+	for n := range paths {
+		if paths[n].SwIfIndex == swIfIndex {
+			paths[n].SwIfIndex = anyIndex
+		}
+	}
 }
 
 func randomMAC() net.HardwareAddr {
@@ -334,18 +361,58 @@ func (v *VPP) wantInterfaceEvents(s *server.Session, req *interfaces.WantInterfa
 }
 
 func (v *VPP) createLoopback(_ *server.Session, req *interfaces.CreateLoopback) []api.Message {
-	mac := req.MacAddress.ToMAC()
-	if req.MacAddress == (ethernet_types.MacAddress{}) {
-		mac = randomMAC()
+	var instance uint32
+	for v.loopbackTaken(instance) {
+		instance++
 	}
-	instance := 0
-	for _, i := range v.state.Interfaces {
-		if i.Kind == state.KindLoopback {
+	i := v.addLoopback(instance, req.MacAddress)
+	return one(&interfaces.CreateLoopbackReply{SwIfIndex: interface_types.InterfaceIndex(i.SwIfIndex)})
+}
+
+func (v *VPP) createLoopbackInstance(_ *server.Session, req *interfaces.CreateLoopbackInstance) []api.Message {
+	instance := req.UserInstance
+	if !req.IsSpecified {
+		instance = 0
+		for v.loopbackTaken(instance) {
 			instance++
 		}
+	} else if v.loopbackTaken(instance) {
+		return one(&interfaces.CreateLoopbackInstanceReply{Retval: retval(api.INSTANCE_IN_USE)})
 	}
-	i := v.addInterface(state.KindLoopback, "loop"+strconv.Itoa(instance), "Loopback", mac)
-	return one(&interfaces.CreateLoopbackReply{SwIfIndex: interface_types.InterfaceIndex(i.SwIfIndex)})
+	i := v.addLoopback(instance, req.MacAddress)
+	return one(&interfaces.CreateLoopbackInstanceReply{SwIfIndex: interface_types.InterfaceIndex(i.SwIfIndex)})
+}
+
+func loopbackName(instance uint32) string { return "loop" + strconv.FormatUint(uint64(instance), 10) }
+
+func (v *VPP) loopbackTaken(instance uint32) bool {
+	_, taken := v.state.InterfaceByName(loopbackName(instance))
+	return taken
+}
+
+func (v *VPP) addLoopback(instance uint32, requested ethernet_types.MacAddress) *state.Interface {
+	mac := requested.ToMAC()
+	if requested == (ethernet_types.MacAddress{}) {
+		mac = randomMAC()
+	}
+	return v.addInterface(state.KindLoopback, loopbackName(instance), "Loopback", mac)
+}
+
+func (v *VPP) hwInterfaceSetMtu(_ *server.Session, req *interfaces.HwInterfaceSetMtu) []api.Message {
+	i, ok := v.iface(uint32(req.SwIfIndex))
+	if !ok {
+		return one(&interfaces.HwInterfaceSetMtuReply{Retval: retval(api.INVALID_SW_IF_INDEX)})
+	}
+	i.LinkMTU = req.Mtu
+	return one(&interfaces.HwInterfaceSetMtuReply{})
+}
+
+func (v *VPP) swInterfaceGetMacAddress(_ *server.Session, req *interfaces.SwInterfaceGetMacAddress) []api.Message {
+	i, ok := v.iface(uint32(req.SwIfIndex))
+	if !ok {
+		return one(&interfaces.SwInterfaceGetMacAddressReply{Retval: retval(api.INVALID_SW_IF_INDEX)})
+	}
+	return one(&interfaces.SwInterfaceGetMacAddressReply{MacAddress: macOf(i)})
 }
 
 func (v *VPP) deleteLoopback(_ *server.Session, req *interfaces.DeleteLoopback) []api.Message {

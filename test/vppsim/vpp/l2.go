@@ -78,6 +78,7 @@ func (v *VPP) bridgeDomainAddDelV2(_ *server.Session, req *l2.BridgeDomainAddDel
 			}
 		}
 		delete(v.state.BridgeDomains, req.BdID)
+		v.forgetBridge(req.BdID)
 		return one(&l2.BridgeDomainAddDelV2Reply{BdID: req.BdID})
 	}
 	id := req.BdID

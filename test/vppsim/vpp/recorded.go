@@ -197,7 +197,16 @@ func (v *VPP) wireguardPeerAdd(_ *server.Session, req *wireguard.WireguardPeerAd
 	for _, prefix := range p.AllowedIps {
 		peer.Allowed = append(peer.Allowed, prefix.String())
 	}
+	// No handshake is simulated: a peer counts as established at once, so clients that
+	// wait for it (sdk-vpp's peerup) proceed. No traffic crosses wireguard here.
+	peer.Flags = uint8(wireguard.WIREGUARD_PEER_ESTABLISHED)
 	v.state.WireguardPeers[index] = peer
+	for s, pid := range v.eventsFor[wireguardPeerEvents] {
+		ev := &wireguard.WireguardPeerEvent{PID: pid, PeerIndex: index, Flags: wireguard.WIREGUARD_PEER_ESTABLISHED}
+		if err := s.Send(ev, 0); err != nil {
+			v.log.Warn("sending wireguard_peer_event", "client", s.Index, "error", err)
+		}
+	}
 	return one(&wireguard.WireguardPeerAddReply{PeerIndex: index})
 }
 
@@ -224,6 +233,7 @@ func (v *VPP) wireguardPeersDump(_ *server.Session, req *wireguard.WireguardPeer
 			PersistentKeepalive: p.Keepalive,
 			Endpoint:            endpoint,
 			SwIfIndex:           interface_types.InterfaceIndex(p.SwIfIndex),
+			Flags:               wireguard.WireguardPeerFlags(p.Flags),
 		}
 		for _, a := range p.Allowed {
 			if prefix, err := ip_types.ParsePrefix(a); err == nil {
@@ -236,13 +246,15 @@ func (v *VPP) wireguardPeersDump(_ *server.Session, req *wireguard.WireguardPeer
 	return out
 }
 
-// wantWireguardPeerEvents accepts the registration; no peer ever changes state here, so
-// no event follows.
+const wireguardPeerEvents = "wireguard_peer_event"
+
+// wantWireguardPeerEvents registers for the event announcing each new (at once
+// established) peer.
 func (v *VPP) wantWireguardPeerEvents(s *server.Session, req *wireguard.WantWireguardPeerEvents) []api.Message {
-	subs := v.eventsFor["wireguard_peer_event"]
+	subs := v.eventsFor[wireguardPeerEvents]
 	if subs == nil {
 		subs = make(map[*server.Session]uint32)
-		v.eventsFor["wireguard_peer_event"] = subs
+		v.eventsFor[wireguardPeerEvents] = subs
 	}
 	if req.EnableDisable != 0 {
 		subs[s] = req.PID

@@ -35,7 +35,8 @@ func (v *VPP) tapCreateV3(_ *server.Session, req *tapv2.TapCreateV3) []api.Messa
 		kind, prefix = state.KindTun, "tun"
 	}
 	spec := dataplane.TapSpec{
-		HostIfName: prefix + strconv.FormatUint(uint64(id), 10),
+		// VPP names the host side tap<id> even for a tun.
+		HostIfName: "tap" + strconv.FormatUint(uint64(id), 10),
 		Tun:        tun,
 	}
 	if req.HostIfNameSet && req.HostIfName != "" {
@@ -56,8 +57,8 @@ func (v *VPP) tapCreateV3(_ *server.Session, req *tapv2.TapCreateV3) []api.Messa
 	if req.HostIP6PrefixSet {
 		spec.HostIP6 = &net.IPNet{IP: req.HostIP6Prefix.Address.ToIP(), Mask: net.CIDRMask(int(req.HostIP6Prefix.Len), 128)}
 	}
-	// The new interface's index is known before it exists: it is the next one.
-	swIfIndex := v.state.NextSwIfIndex
+	// The new interface's index is known before it exists.
+	swIfIndex := v.state.PeekSwIfIndex()
 	host, err := v.plane.CreateTap(swIfIndex, spec)
 	if err != nil {
 		v.log.Warn("tap_create_v3 failed", "host_if_name", spec.HostIfName, "namespace", spec.Namespace, "error", err)

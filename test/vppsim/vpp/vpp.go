@@ -23,12 +23,20 @@ type VPP struct {
 	plane    *dataplane.Plane
 	handlers map[string]handlerFunc
 
+	// interfacesChanged runs after a message that added or removed interfaces, before its
+	// reply goes out, so that tables derived from the interface list (the stats segment)
+	// are current by the time a client learns about the change.
+	interfacesChanged func()
+
 	mu          sync.RWMutex
 	state       *state.State
+	dirty       bool
 	subscribers map[*server.Session]uint32 // want_interface_events: session -> pid
-	// eventsFor lists other event registrations by message name, so repeats are refused
-	// the way VPP refuses them.
+	// eventsFor holds the other event registrations (session -> pid) by event name.
 	eventsFor map[string]map[*server.Session]uint32
+
+	macMu sync.Mutex
+	macs  map[uint32]macTable // bridge domain -> learned MACs
 }
 
 // New returns an empty VPP whose af_packet and VXLAN sockets live in ownNetns (a path;
@@ -40,6 +48,7 @@ func New(ownNetns string, log *slog.Logger) *VPP {
 		state:       state.New(),
 		subscribers: make(map[*server.Session]uint32),
 		eventsFor:   make(map[string]map[*server.Session]uint32),
+		macs:        make(map[uint32]macTable),
 	}
 	v.plane = dataplane.New(ownNetns, v, log)
 	v.registerInterfaces()
@@ -51,6 +60,7 @@ func New(ownNetns string, log *slog.Logger) *VPP {
 	v.registerVxlan()
 	v.registerACL()
 	v.registerRecorded()
+	v.registerIkev2()
 	return v
 }
 
@@ -60,10 +70,29 @@ func (v *VPP) Handle(s *server.Session, req api.Message) ([]api.Message, bool) {
 	if !ok {
 		return nil, false
 	}
+	replies, handled, changed := v.handleLocked(h, s, req)
+	if changed && v.interfacesChanged != nil {
+		v.interfacesChanged()
+	}
+	return replies, handled
+}
+
+// handleLocked runs h under the state lock; the deferred unlock keeps a panicking handler
+// (which the server turns into an error reply) from leaving the simulator locked.
+func (v *VPP) handleLocked(h handlerFunc, s *server.Session, req api.Message) (replies []api.Message, handled, changed bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return h(s, req)
+	defer func() {
+		changed = v.dirty
+		v.dirty = false
+	}()
+	replies, handled = h(s, req)
+	return replies, handled, false
 }
+
+// OnInterfacesChanged sets the hook run after interfaces were added or removed. Set it
+// before serving clients.
+func (v *VPP) OnInterfacesChanged(fn func()) { v.interfacesChanged = fn }
 
 // SessionClosed implements server.Handler: a gone client receives no more events.
 func (v *VPP) SessionClosed(s *server.Session) {
@@ -80,6 +109,23 @@ func (v *VPP) State() *state.State {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	return v.state.Clone()
+}
+
+// InterfaceCounters lists every sw_if_index up to the highest allocated one with its name
+// ("" for deleted ones) and packet counters, the table VPP's stats segment exposes.
+func (v *VPP) InterfaceCounters() (names []string, counters []dataplane.Counters) {
+	v.mu.RLock()
+	n := v.state.NextSwIfIndex
+	names = make([]string, n)
+	for idx, i := range v.state.Interfaces {
+		names[idx] = i.Name
+	}
+	v.mu.RUnlock()
+	counters = make([]dataplane.Counters, n)
+	for idx := range counters {
+		counters[idx] = v.plane.Counters(uint32(idx))
+	}
+	return names, counters
 }
 
 // Close removes every kernel-side object, as a VPP crash would.

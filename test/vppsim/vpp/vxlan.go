@@ -58,7 +58,7 @@ func (v *VPP) vxlanAddDelTunnelV3(_ *server.Session, req *vxlan.VxlanAddDelTunne
 	} else if v.vxlanInstanceTaken(instance) {
 		return one(&vxlan.VxlanAddDelTunnelV3Reply{Retval: retval(api.INSTANCE_IN_USE)})
 	}
-	swIfIndex := v.state.NextSwIfIndex
+	swIfIndex := v.state.PeekSwIfIndex()
 	spec := dataplane.VxlanSpec{Src: src, Dst: dst, SrcPort: req.SrcPort, DstPort: req.DstPort, Vni: req.Vni}
 	if err := v.plane.CreateVxlan(swIfIndex, spec); err != nil {
 		v.log.Warn("vxlan_add_del_tunnel_v3 failed", "src", src, "dst", dst, "error", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // Netns is a named network namespace created for one test.
@@ -77,7 +78,8 @@ func (n *Netns) MustDo(t testing.TB, fn func() error) {
 	}
 }
 
-// AddrAdd configures cidr on link name inside the namespace and brings the link up.
+// AddrAdd configures cidr on link name inside the namespace (IPv6 without duplicate
+// address detection) and brings the link up.
 func (n *Netns) AddrAdd(t testing.TB, name, cidr string) {
 	t.Helper()
 	n.MustDo(t, func() error {
@@ -88,6 +90,10 @@ func (n *Netns) AddrAdd(t testing.TB, name, cidr string) {
 		addr, err := netlink.ParseAddr(cidr)
 		if err != nil {
 			return err
+		}
+		if addr.IP.To4() == nil {
+			// Usable at once: duplicate address detection would hold it back for a second.
+			addr.Flags |= unix.IFA_F_NODAD
 		}
 		if err := netlink.AddrAdd(link, addr); err != nil {
 			return fmt.Errorf("adding %s to %s in %s: %w", cidr, name, n.Name, err)

@@ -41,6 +41,7 @@ func serve(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	apiSocket := fs.String("api-socket", defaultAPISocket, "VPP API socket to serve (a stale socket file is replaced)")
 	stateSocket := fs.String("state-socket", "", "socket serving the whole state as JSON (default: vppsim-state.sock next to the API socket; \"none\" disables it)")
+	statsSocket := fs.String("stats-socket", "", "VPP stats socket with interface counters for govpp's statsclient (default: stats.sock next to the API socket; \"none\" disables it)")
 	netns := fs.String("netns", "", "network namespace (name or path) for af_packet host interfaces and VXLAN sockets (default: the current one)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	fs.Usage = func() {
@@ -70,14 +71,22 @@ func serve(args []string, stderr io.Writer) int {
 		state = ""
 	}
 
+	statsPath := *statsSocket
+	switch statsPath {
+	case "":
+		statsPath = filepath.Join(filepath.Dir(*apiSocket), "stats.sock")
+	case "none":
+		statsPath = ""
+	}
+
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
-	sim, err := vppsim.Start(ctx, vppsim.Config{APISocket: *apiSocket, StateSocket: state, Netns: *netns, Logger: log})
+	sim, err := vppsim.Start(ctx, vppsim.Config{APISocket: *apiSocket, StateSocket: state, StatsSocket: statsPath, Netns: *netns, Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "vppsim: %v\n", err)
 		return 1
 	}
-	log.Info("vppsim serving", "api_socket", *apiSocket, "state_socket", state, "netns", *netns)
+	log.Info("vppsim serving", "api_socket", *apiSocket, "state_socket", state, "stats_socket", statsPath, "netns", *netns)
 	<-ctx.Done()
 	if err := sim.Close(); err != nil {
 		log.Debug("closing", "error", err)

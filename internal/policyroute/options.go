@@ -1,0 +1,116 @@
+package policyroute
+
+import (
+	"errors"
+	"math"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/kernelmark"
+)
+
+// Defaults keep our tables far above the kernel's reserved IDs (0, 253-255) and away from the small
+// numbers people and routing daemons pick by hand.
+const (
+	defaultFirstTable = 0x10000000
+	defaultTableCount = 1 << 24
+	defaultProtocol   = kernelmark.Protocol
+	// Policy rules sit ahead of the main (32766) and default (32767) lookups.
+	defaultFirstPriority = 20000
+	defaultPriorityCount = 10000
+	lastUsablePriority   = 32765
+	// defaultProbeLimit bounds the collision search; in a range this sparse a policy rarely needs a second probe.
+	defaultProbeLimit = 16
+)
+
+type options struct {
+	firstTable    uint32
+	tableCount    uint32
+	protocol      uint8
+	firstPriority uint32
+	priorityCount uint32
+	probeLimit    int
+}
+
+// Option configures the server.
+type Option func(o *options)
+
+// WithTableRange sets the routing table IDs [first, first+count) the server may use.
+// IDs 0 and 253-255 are reserved by the kernel; NewServer panics if the range includes one of them.
+func WithTableRange(first, count uint32) Option {
+	return func(o *options) {
+		o.firstTable = first
+		o.tableCount = count
+	}
+}
+
+// WithProtocol sets the rtnetlink protocol value that marks the rules and routes this server owns.
+func WithProtocol(protocol uint8) Option {
+	return func(o *options) {
+		o.protocol = protocol
+	}
+}
+
+// WithPriorityRange sets the ip rule priorities [first, first+count) policy rules get; a rule's priority is a
+// function of its table. The range must end before the main table's rule (32766).
+func WithPriorityRange(first, count uint32) Option {
+	return func(o *options) {
+		o.firstPriority = first
+		o.priorityCount = count
+	}
+}
+
+// WithProbeLimit sets how many candidate tables a policy may try before the Request fails.
+func WithProbeLimit(limit int) Option {
+	return func(o *options) {
+		o.probeLimit = limit
+	}
+}
+
+func newOptions(opts []Option) *options {
+	o := &options{
+		firstTable:    defaultFirstTable,
+		tableCount:    defaultTableCount,
+		protocol:      defaultProtocol,
+		firstPriority: defaultFirstPriority,
+		priorityCount: defaultPriorityCount,
+		probeLimit:    defaultProbeLimit,
+	}
+	for _, opt := range opts {
+		opt(o)
+	}
+	if err := o.validate(); err != nil {
+		panic("policyroute: " + err.Error())
+	}
+	if uint32(o.probeLimit) > o.tableCount {
+		o.probeLimit = int(o.tableCount)
+	}
+	return o
+}
+
+func (o *options) validate() error {
+	last := uint64(o.firstTable) + uint64(o.tableCount) - 1
+	switch {
+	case o.tableCount == 0:
+		return errors.New("table range is empty")
+	case o.firstTable == 0 || last > math.MaxUint32:
+		return errors.New("table range must lie within 1..4294967295")
+	case uint64(o.firstTable) <= 255 && last >= 253:
+		return errors.New("table range includes a reserved table (253-255)")
+	case o.firstPriority == 0 || o.priorityCount == 0 || uint64(o.firstPriority)+uint64(o.priorityCount)-1 > lastUsablePriority:
+		return errors.New("priority range must lie within 1..32765")
+	case o.protocol <= unix.RTPROT_STATIC:
+		return errors.New("protocol values 0-4 belong to the kernel")
+	case o.probeLimit < 1:
+		return errors.New("probe limit must be at least 1")
+	}
+	return nil
+}
+
+// priority spreads policy rules over the priority range by table. The kernel keeps rules in one list ordered
+// by priority and walks every rule of equal or lower priority to insert a new one, so rules sharing a single
+// priority make each insert linear; distinct priorities added in descending order make it constant.
+// Precedence between overlapping selectors is therefore a deterministic function of their tables.
+func (o *options) priority(table uint32) uint32 {
+	return o.firstPriority + table%o.priorityCount
+}

@@ -1,0 +1,114 @@
+package policyroute
+
+import (
+	"context"
+
+	"github.com/golang/protobuf/ptypes/empty"
+	"github.com/pkg/errors"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+	"github.com/networkservicemesh/sdk/pkg/tools/postpone"
+)
+
+type policyRouteServer struct {
+	opts  *options
+	locks namespaceLocks
+}
+
+// NewServer returns a chain element that installs the connection's policy routes in the client namespace of a
+// kernel mechanism; a drop-in for sdk-kernel's iprule.NewServer(). It panics on an invalid option.
+func NewServer(opts ...Option) networkservice.NetworkServiceServer {
+	return &policyRouteServer{opts: newOptions(opts)}
+}
+
+func (s *policyRouteServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
+	// Invalid input fails before the rest of the chain runs, so nothing at all is written for it.
+	if _, err := parsePolicies(request.GetConnection().GetContext().GetIpContext().GetPolicies()); err != nil {
+		return nil, err
+	}
+	postponeCtxFunc := postpone.ContextWithValues(ctx)
+
+	conn, err := next.Server(ctx).Request(ctx, request)
+	if err != nil {
+		return nil, err
+	}
+	// The chain may have changed the context; what it returns is what gets installed.
+	policies, err := parsePolicies(conn.GetContext().GetIpContext().GetPolicies())
+	if err == nil {
+		err = s.apply(ctx, conn, policies, false)
+	}
+	if err != nil {
+		closeCtx, cancelClose := postponeCtxFunc()
+		defer cancelClose()
+		if _, closeErr := s.Close(closeCtx, conn); closeErr != nil {
+			err = errors.Wrapf(err, "connection closed with error: %s", closeErr.Error())
+		}
+		return nil, err
+	}
+	return conn, nil
+}
+
+func (s *policyRouteServer) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
+	policies, err := parsePolicies(conn.GetContext().GetIpContext().GetPolicies())
+	if err != nil {
+		log.FromContext(ctx).Warnf("policyroute: closing with invalid policies, removing what the link proves ours: %v", err)
+	}
+	if err := s.apply(ctx, conn, policies, true); err != nil {
+		log.FromContext(ctx).Errorf("policyroute: failed to remove policy routes: %v", err)
+	}
+	return next.Server(ctx).Close(ctx, conn)
+}
+
+// apply reconciles the connection's policy rules and routes; closing removes all of them.
+func (s *policyRouteServer) apply(ctx context.Context, conn *networkservice.Connection, policies []policy, closing bool) error {
+	mechanism := kernel.ToMechanism(conn.GetMechanism())
+	if mechanism == nil || mechanism.GetVLAN() != 0 {
+		return nil
+	}
+	ns, err := openNamespace(mechanism.GetNetNSURL())
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	unlock := s.locks.lock(ns.id)
+	defer unlock()
+
+	link, linkErr := ns.rtnl.linkIndex(mechanism.GetInterfaceName())
+	if linkErr != nil && !closing {
+		return errors.Wrapf(linkErr, "policyroute: no interface %s", mechanism.GetInterfaceName())
+	}
+
+	p, err := s.plan(ns, conn.GetId(), link, policies, closing)
+	if err != nil {
+		return err
+	}
+	ops := p.ops()
+	log.FromContext(ctx).WithField("policyroute", "apply").
+		Debugf("adopted %d, route replaces %d, rule adds %d, rule deletes %d, route deletes %d",
+			p.adopted, len(p.routeReplaces), len(p.ruleAdds), len(p.ruleDeletes), len(p.routeDeletes))
+	return ns.rtnl.write(ops)
+}
+
+func (s *policyRouteServer) plan(ns *namespace, connID string, link int, policies []policy, closing bool) (*plan, error) {
+	r, candidates, err := newReconciler(ns, s.opts, connID, link, policies)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{}
+	if !closing {
+		tables, err := r.chooseTables(policies, candidates)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.planPolicies(p, policies, tables); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.planLeftovers(p, policies, candidates); err != nil {
+		return nil, err
+	}
+	return p, nil
+}

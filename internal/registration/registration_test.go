@@ -1,0 +1,109 @@
+package registration_test
+
+import (
+	"context"
+	"net"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang/protobuf/ptypes/empty"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+
+	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/registration"
+	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
+)
+
+// fakeRegistry records what nsmgr's registry would receive.
+type fakeRegistry struct {
+	mu           sync.Mutex
+	registered   []*registryapi.NetworkServiceEndpoint
+	unregistered []string
+}
+
+func (r *fakeRegistry) Register(_ context.Context, nse *registryapi.NetworkServiceEndpoint) (*registryapi.NetworkServiceEndpoint, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.registered = append(r.registered, nse)
+	return nse, nil
+}
+
+func (r *fakeRegistry) Find(*registryapi.NetworkServiceEndpointQuery, registryapi.NetworkServiceEndpointRegistry_FindServer) error {
+	return nil
+}
+
+func (r *fakeRegistry) Unregister(_ context.Context, nse *registryapi.NetworkServiceEndpoint) (*empty.Empty, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unregistered = append(r.unregistered, nse.GetName())
+	return new(empty.Empty), nil
+}
+
+// serveRegistry serves a fake registry on a unix socket with the forwarder's own server options.
+func serveRegistry(t *testing.T, identity grpctransport.Identity) (*fakeRegistry, *url.URL) {
+	socket := filepath.Join(t.TempDir(), "registry.sock")
+	listener, err := net.Listen("unix", socket)
+	require.NoError(t, err)
+	registry := new(fakeRegistry)
+	server := grpc.NewServer(grpctransport.ServerOptions(identity, grpctransport.DefaultKeepalive)...)
+	registryapi.RegisterNetworkServiceEndpointRegistryServer(server, registry)
+	go func() { _ = server.Serve(listener) }()
+	t.Cleanup(server.Stop)
+	return registry, &url.URL{Scheme: "unix", Path: socket}
+}
+
+func forwarderEndpoint(t *testing.T) registration.Endpoint {
+	listenSocket := filepath.Join(t.TempDir(), "forwarder.sock")
+	listener, err := net.Listen("unix", listenSocket)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = listener.Close() })
+	return registration.Endpoint{
+		Name:        "forwarder-a",
+		ServiceName: "forwarder",
+		Labels:      map[string]string{"p2p": "true"},
+		URL:         &url.URL{Scheme: "unix", Path: listenSocket},
+	}
+}
+
+func TestRegisterAndUnregisterOverMTLS(t *testing.T) {
+	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	registry, registryURL := serveRegistry(t, domain.Issue("/nsmgr"))
+	forwarder := domain.Issue("/forwarder")
+	dialOptions := grpctransport.DialOptions(forwarder, grpctransport.TokenGenerator(forwarder, time.Minute), grpctransport.DefaultKeepalive)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	registered, err := registration.Register(ctx, registryURL, forwarderEndpoint(t), nil, time.Second, dialOptions...)
+	require.NoError(t, err)
+
+	registry.mu.Lock()
+	require.Len(t, registry.registered, 1)
+	nse := registry.registered[0]
+	registry.mu.Unlock()
+	require.Equal(t, "forwarder-a", nse.GetName())
+	require.Equal(t, []string{"forwarder"}, nse.GetNetworkServiceNames())
+	require.Equal(t, map[string]string{"p2p": "true"}, nse.GetNetworkServiceLabels()["forwarder"].GetLabels())
+	require.NotEmpty(t, nse.GetUrl())
+
+	require.NoError(t, registered.Unregister(ctx))
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	require.Equal(t, []string{"forwarder-a"}, registry.unregistered)
+}
+
+func TestRegistryOfAnotherTrustDomainIsRefused(t *testing.T) {
+	_, registryURL := serveRegistry(t, testidentity.NewTrustDomain(t, "other.nsm").Issue("/nsmgr"))
+	forwarder := testidentity.NewTrustDomain(t, "test.nsm").Issue("/forwarder")
+	dialOptions := grpctransport.DialOptions(forwarder, grpctransport.TokenGenerator(forwarder, time.Minute), grpctransport.DefaultKeepalive)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, err := registration.Register(ctx, registryURL, forwarderEndpoint(t), nil, time.Second, dialOptions...)
+	require.ErrorContains(t, err, "registering forwarder-a with the registry at "+registryURL.String())
+}

@@ -1,0 +1,80 @@
+package telemetry_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/telemetry"
+)
+
+func freeAddress(t *testing.T) string {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	address := listener.Addr().String()
+	require.NoError(t, listener.Close())
+	return address
+}
+
+func TestPprofServesWhenEnabled(t *testing.T) {
+	t.Setenv("TELEMETRY", "false")
+	t.Setenv("PROMETHEUS", "false")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	address := freeAddress(t)
+
+	closer := telemetry.Start(ctx, cancel, &config.Config{Name: "forwarder", PprofEnabled: true, PprofListenOn: address})
+	defer func() { require.NoError(t, closer.Close()) }()
+
+	require.Eventually(t, func() bool {
+		response, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/", address))
+		if err != nil {
+			return false
+		}
+		_ = response.Body.Close()
+		return response.StatusCode == http.StatusOK
+	}, 5*time.Second, 50*time.Millisecond)
+}
+
+func TestNothingListensWhenDisabled(t *testing.T) {
+	t.Setenv("TELEMETRY", "false")
+	t.Setenv("PROMETHEUS", "false")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	address := freeAddress(t)
+
+	closer := telemetry.Start(ctx, cancel, &config.Config{Name: "forwarder", PprofListenOn: address, PrometheusListenOn: address})
+	require.NoError(t, closer.Close())
+	time.Sleep(100 * time.Millisecond)
+	_, err := net.DialTimeout("tcp", address, 200*time.Millisecond)
+	require.Error(t, err)
+}
+
+func TestPrometheusServesMetricsWhenEnabled(t *testing.T) {
+	t.Setenv("TELEMETRY", "false")
+	t.Setenv("PROMETHEUS", "true")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	address := freeAddress(t)
+
+	closer := telemetry.Start(ctx, cancel, &config.Config{
+		Name: "forwarder", PrometheusListenOn: address,
+		PrometheusServerHeaderTimeout: time.Second, PrometheusMaxBindThreshold: time.Second,
+	})
+	defer func() { require.NoError(t, closer.Close()) }()
+
+	require.Eventually(t, func() bool {
+		response, err := http.Get(fmt.Sprintf("http://%s/metrics", address))
+		if err != nil {
+			return false
+		}
+		_ = response.Body.Close()
+		return response.StatusCode == http.StatusOK
+	}, 5*time.Second, 50*time.Millisecond)
+}

@@ -1,0 +1,138 @@
+package xconnect_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vishvananda/netlink"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/cls"
+	kernelmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
+	"github.com/networkservicemesh/govpp/binapi/tapv2"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/vxlan"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/metrics"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
+	"github.com/networkservicemesh/sdk/pkg/tools/clienturlctx"
+	"github.com/networkservicemesh/sdk/pkg/tools/sandbox"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
+)
+
+// Documentation addresses (RFC 5737): the fake VPP sends no traffic anywhere.
+var (
+	tunnelIP      = net.ParseIP("192.0.2.1")
+	remoteIP      = net.ParseIP("192.0.2.2")
+	nscAddress    = "172.16.0.1/32"
+	nseAddress    = "172.16.0.2/32"
+	testVxlanPort = uint16(4790)
+)
+
+type harness struct {
+	ctx       context.Context
+	vpp       testVPP
+	forwarder endpoint.Endpoint
+	hop       *nextHop
+}
+
+// newHarness runs the forwarder endpoint in-process on a test VPP, connecting onward to hop. The
+// test plays nsmgr: it calls the endpoint directly with the next hop's URL already chosen.
+func newHarness(t *testing.T, kind kernelif.Kind, hop *nextHop, opts ...xconnect.Option) *harness {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	hopURL := hop.serve(ctx, t)
+	vpp := startTestVPP(t, tunnelIP)
+	// An existing file that is no stats socket: the metrics elements fail at once instead of
+	// waiting seconds for /run/vpp/stats.sock.
+	noStats := filepath.Join(t.TempDir(), "stats.sock")
+	require.NoError(t, os.WriteFile(noStats, nil, 0o600))
+	forwarder, err := xconnect.NewServer(ctx, sandbox.GenerateTestToken, vpp, tunnelIP, append([]xconnect.Option{
+		xconnect.WithName("forwarder"),
+		xconnect.WithKernelInterface(kind),
+		xconnect.WithVxlanOptions(vxlan.WithPort(testVxlanPort)),
+		xconnect.WithDialOptions(sandbox.DialOptions()...),
+		xconnect.WithDialTimeout(5 * time.Second),
+		xconnect.WithMetricsOptions(metrics.WithSocket(noStats)),
+	}, opts...)...)
+	require.NoError(t, err)
+	return &harness{ctx: clienturlctx.WithClientURL(ctx, hopURL), vpp: vpp, forwarder: forwarder, hop: hop}
+}
+
+func (h *harness) request(t *testing.T, request *networkservice.NetworkServiceRequest) *networkservice.Connection {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, 20*time.Second)
+	defer cancel()
+	conn, err := h.forwarder.Request(ctx, request)
+	require.NoError(t, err)
+	return conn
+}
+
+func (h *harness) close(t *testing.T, conn *networkservice.Connection) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, 20*time.Second)
+	defer cancel()
+	_, err := h.forwarder.Close(ctx, conn)
+	require.NoError(t, err)
+}
+
+// kernelRequest is what nsmgr forwards for a client asking for a kernel interface in netnsPath.
+func kernelRequest(connID, netnsPath, ifName, connPayload string) *networkservice.NetworkServiceRequest {
+	return &networkservice.NetworkServiceRequest{
+		Connection: &networkservice.Connection{
+			Id:             connID,
+			NetworkService: "ns",
+			Payload:        connPayload,
+			Path: &networkservice.Path{PathSegments: []*networkservice.PathSegment{{
+				Name: "nsc", Id: connID, Expires: timestamppb.New(time.Now().Add(time.Hour)),
+			}}},
+			Context: &networkservice.ConnectionContext{IpContext: &networkservice.IPContext{
+				SrcIpAddrs: []string{nscAddress},
+				DstIpAddrs: []string{nseAddress},
+			}},
+		},
+		MechanismPreferences: []*networkservice.Mechanism{{
+			Cls:  cls.LOCAL,
+			Type: kernelmech.MECHANISM,
+			Parameters: map[string]string{
+				kernelmech.NetNSURL:         "file://" + netnsPath,
+				kernelmech.InterfaceNameKey: ifName,
+			},
+		}},
+	}
+}
+
+// kernelNextHop accepts the kernel mechanism into its own namespace, as a local NSE does.
+func kernelNextHop(netnsPath, ifName string) *nextHop {
+	return &nextHop{mechanismType: kernelmech.MECHANISM, configure: func(m *networkservice.Mechanism) {
+		m.Parameters[kernelmech.NetNSURL] = "file://" + netnsPath
+		m.Parameters[kernelmech.InterfaceNameKey] = ifName
+	}}
+}
+
+func requireKernelEnd(t *testing.T, netnsPath, ifName, alias, address string) netlink.Link {
+	t.Helper()
+	link := linkIn(t, netnsPath, ifName)
+	require.NotNil(t, link, "no %s in %s", ifName, netnsPath)
+	require.Equal(t, alias, link.Attrs().Alias, "the alias carries the connection ID for recovery")
+	require.Contains(t, addressesOf(t, netnsPath, link), address)
+	return link
+}
+
+func tapCreatedFor(t *testing.T, creates []*tapv2.TapCreateV3, netnsPath string) *tapv2.TapCreateV3 {
+	t.Helper()
+	for _, create := range creates {
+		if create.HostNamespace == netnsPath {
+			return create
+		}
+	}
+	t.Fatalf("no tap_create_v3 for %s among %+v", netnsPath, creates)
+	return nil
+}

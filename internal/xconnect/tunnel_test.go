@@ -1,0 +1,192 @@
+package xconnect_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/cls"
+	ipsecmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/ipsec"
+	vlanmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/vlan"
+	vxlanmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/vxlan"
+	wireguardmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/wireguard"
+	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
+	"github.com/networkservicemesh/govpp/binapi/ikev2"
+	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
+	ipsecapi "github.com/networkservicemesh/govpp/binapi/ipsec"
+	"github.com/networkservicemesh/govpp/binapi/l2"
+	"github.com/networkservicemesh/govpp/binapi/tapv2"
+	vxlanapi "github.com/networkservicemesh/govpp/binapi/vxlan"
+	wireguardapi "github.com/networkservicemesh/govpp/binapi/wireguard"
+	"github.com/networkservicemesh/sdk-vpp/pkg/tools/types"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
+)
+
+func TestVxlanRequestAndClose(t *testing.T) {
+	const vni = 4242
+	nscNS := newTestNetNS(t)
+	hop := &nextHop{mechanismType: vxlanmech.MECHANISM, remote: true, configure: func(m *networkservice.Mechanism) {
+		vxlanmech.ToMechanism(m).SetDstIP(remoteIP).SetVNI(vni).SetDstPort(testVxlanPort)
+	}}
+	h := newHarness(t, kernelif.Tap, hop)
+
+	conn := h.request(t, kernelRequest("conn-vxlan", nscNS, "nsc-1", payload.Ethernet))
+
+	tunnels := sentOfType[*vxlanapi.VxlanAddDelTunnelV3](h.vpp)
+	require.Len(t, tunnels, 1)
+	tunnel := tunnels[0]
+	require.True(t, tunnel.IsAdd)
+	require.Equal(t, types.ToVppAddress(tunnelIP), tunnel.SrcAddress, "the tunnel starts at the node's tunnel IP")
+	require.Equal(t, types.ToVppAddress(remoteIP), tunnel.DstAddress)
+	require.Equal(t, uint32(vni), tunnel.Vni)
+	require.Equal(t, testVxlanPort, tunnel.SrcPort, "port from WithVxlanOptions")
+	require.Equal(t, testVxlanPort, tunnel.DstPort)
+
+	toClient := tapCreatedFor(t, sentOfType[*tapv2.TapCreateV3](h.vpp), nscNS)
+	require.Zero(t, toClient.TapFlags&tapv2.TAP_API_FLAG_TUN, "ethernet payload needs a tap, not a tun")
+	require.NotEmpty(t, sentOfType[*l2.SwInterfaceSetL2Xconnect](h.vpp), "ethernet payload is cross-connected at L2")
+
+	h.close(t, conn)
+
+	removed := sentOfType[*vxlanapi.VxlanAddDelTunnelV3](h.vpp)
+	require.Len(t, removed, 2)
+	require.False(t, removed[1].IsAdd)
+	require.Equal(t, tunnel.Vni, removed[1].Vni)
+	require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+}
+
+func TestVlanRequestUsesTheSelectedDeviceAndClose(t *testing.T) {
+	const vlanID = 100
+	nscNS := newTestNetNS(t)
+	hop := &nextHop{mechanismType: vlanmech.MECHANISM, remote: true, configure: func(m *networkservice.Mechanism) {
+		vlanmech.ToMechanism(m).SetVlanID(vlanID)
+	}}
+	h := newHarness(t, kernelif.Tap, hop, xconnect.WithVlanDomainToDevice(map[string]string{"gw0": "uplink"}))
+	request := kernelRequest("conn-vlan", nscNS, "nsc-1", payload.Ethernet)
+	request.GetConnection().Labels = map[string]string{"via": "gw0"}
+
+	conn := h.request(t, request)
+
+	subInterfaces := sentOfType[*interfaces.CreateVlanSubif](h.vpp)
+	require.Len(t, subInterfaces, 1)
+	require.Equal(t, uint32(vlanID), subInterfaces[0].VlanID)
+	require.Equal(t, uplinkIndex(t, h.vpp), subInterfaces[0].SwIfIndex, "the sub-interface must sit on the device selected for via=gw0")
+
+	h.close(t, conn)
+
+	require.Len(t, sentOfType[*interfaces.DeleteSubif](h.vpp), 1)
+	require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+}
+
+func TestVlanRequestWithUnknownViaIsRefused(t *testing.T) {
+	nscNS := newTestNetNS(t)
+	hop := &nextHop{mechanismType: vlanmech.MECHANISM, remote: true, configure: func(m *networkservice.Mechanism) {
+		vlanmech.ToMechanism(m).SetVlanID(100)
+	}}
+	h := newHarness(t, kernelif.Tap, hop, xconnect.WithVlanDomainToDevice(map[string]string{"gw0": "uplink"}))
+	request := kernelRequest("conn-vlan-unknown", nscNS, "nsc-1", payload.Ethernet)
+	request.GetConnection().Labels = map[string]string{"via": "gw9"}
+
+	_, err := h.forwarder.Request(h.ctx, request)
+	require.ErrorContains(t, err, "gw9")
+	require.Empty(t, sentOfType[*interfaces.CreateVlanSubif](h.vpp))
+	require.Nil(t, linkIn(t, nscNS, "nsc-1"), "a refused Request must leave nothing behind")
+}
+
+func TestWireguardRequestAndClose(t *testing.T) {
+	nscNS := newTestNetNS(t)
+	remoteKey, err := wgtypes.GeneratePrivateKey()
+	require.NoError(t, err)
+	hop := &nextHop{mechanismType: wireguardmech.MECHANISM, remote: true, configure: func(m *networkservice.Mechanism) {
+		wireguardmech.ToMechanism(m).SetDstIP(remoteIP).SetDstPublicKey(remoteKey.PublicKey().String()).SetDstPort(51820)
+	}}
+	h := newHarness(t, kernelif.Tap, hop)
+
+	conn := h.request(t, kernelRequest("conn-wg", nscNS, "nsc-1", payload.IP))
+
+	wgInterfaces := sentOfType[*wireguardapi.WireguardInterfaceCreate](h.vpp)
+	require.Len(t, wgInterfaces, 1)
+	require.Equal(t, types.ToVppAddress(tunnelIP), wgInterfaces[0].Interface.SrcIP, "the tunnel starts at the node's tunnel IP")
+	peers := sentOfType[*wireguardapi.WireguardPeerAdd](h.vpp)
+	require.Len(t, peers, 1)
+	require.Equal(t, types.ToVppAddress(remoteIP), peers[0].Peer.Endpoint)
+	require.Equal(t, uint16(51820), peers[0].Peer.Port)
+	publicKey := remoteKey.PublicKey()
+	require.Equal(t, publicKey[:], peers[0].Peer.PublicKey)
+	requireKernelEnd(t, nscNS, "nsc-1", "server-conn-wg", nscAddress)
+
+	h.close(t, conn)
+
+	require.Len(t, sentOfType[*wireguardapi.WireguardPeerRemove](h.vpp), 1)
+	require.Len(t, sentOfType[*wireguardapi.WireguardInterfaceDelete](h.vpp), 1)
+	require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+}
+
+func TestIPSecRequestAndClose(t *testing.T) {
+	nscNS := newTestNetNS(t)
+	// The forwarder hands the remote's certificate to VPP as a file; the test VPP never reads it.
+	remoteCertificate := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("remote certificate "), 8))
+	hop := &nextHop{mechanismType: ipsecmech.MECHANISM, remote: true, configure: func(m *networkservice.Mechanism) {
+		ipsecmech.ToMechanism(m).SetDstIP(remoteIP).SetDstPublicKey(remoteCertificate)
+	}}
+	h := newHarness(t, kernelif.Tap, hop)
+
+	conn := h.request(t, kernelRequest("conn-ipsec", nscNS, "nsc-1", payload.IP))
+
+	require.Len(t, sentOfType[*ipsecapi.IpsecItfCreate](h.vpp), 1)
+	responders := sentOfType[*ikev2.Ikev2SetResponder](h.vpp)
+	require.Len(t, responders, 1)
+	require.Equal(t, types.ToVppAddress(remoteIP), responders[0].Responder.Addr)
+	require.Equal(t, uplinkIndex(t, h.vpp), responders[0].Responder.SwIfIndex, "IKEv2 must leave through the interface holding the tunnel IP")
+	require.Len(t, sentOfType[*ikev2.Ikev2InitiateSaInit](h.vpp), 1, "the client side initiates the SA")
+	requireKernelEnd(t, nscNS, "nsc-1", "server-conn-ipsec", nscAddress)
+
+	h.close(t, conn)
+
+	require.Len(t, sentOfType[*ipsecapi.IpsecItfDelete](h.vpp), 1)
+	profiles := sentOfType[*ikev2.Ikev2ProfileAddDel](h.vpp)
+	require.Len(t, profiles, 2)
+	require.True(t, profiles[0].IsAdd)
+	require.False(t, profiles[1].IsAdd, "the IKEv2 profile must be removed")
+	require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+}
+
+// The forwarder on the endpoint's node receives the vxlan mechanism from the client's forwarder
+// (through nsmgr) and completes it with its own end.
+func TestIncomingVxlanRequestAndClose(t *testing.T) {
+	nseNS := newTestNetNS(t)
+	h := newHarness(t, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
+	request := kernelRequest("conn-vxlan-in", "", "", payload.Ethernet)
+	incoming := &networkservice.Mechanism{Cls: cls.REMOTE, Type: vxlanmech.MECHANISM, Parameters: map[string]string{}}
+	vxlanmech.ToMechanism(incoming).SetSrcIP(remoteIP).SetSrcPort(testVxlanPort)
+	request.MechanismPreferences = []*networkservice.Mechanism{incoming}
+
+	conn := h.request(t, request)
+
+	accepted := vxlanmech.ToMechanism(conn.GetMechanism())
+	require.NotNil(t, accepted)
+	require.True(t, accepted.DstIP().Equal(tunnelIP), "the forwarder answers with its tunnel IP")
+	require.Equal(t, testVxlanPort, accepted.DstPort(), "port from WithVxlanOptions")
+	require.NotZero(t, accepted.VNI())
+
+	tunnels := sentOfType[*vxlanapi.VxlanAddDelTunnelV3](h.vpp)
+	require.Len(t, tunnels, 1)
+	require.Equal(t, types.ToVppAddress(tunnelIP), tunnels[0].SrcAddress)
+	require.Equal(t, types.ToVppAddress(remoteIP), tunnels[0].DstAddress)
+	require.Equal(t, accepted.VNI(), tunnels[0].Vni)
+	require.Equal(t, testVxlanPort, tunnels[0].DstPort)
+	requireKernelEnd(t, nseNS, "nse-1", "client-conn-vxlan-in", nseAddress)
+
+	h.close(t, conn)
+
+	removed := sentOfType[*vxlanapi.VxlanAddDelTunnelV3](h.vpp)
+	require.Len(t, removed, 2)
+	require.False(t, removed[1].IsAdd)
+	require.Nil(t, linkIn(t, nseNS, "nse-1"))
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang/protobuf/ptypes/empty"
+	"github.com/stretchr/testify/require"
+	"go.fd.io/govpp/adapter/mock"
+	"go.fd.io/govpp/api"
+	"go.fd.io/govpp/core"
+	"google.golang.org/grpc"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/svid"
+	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
+	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
+)
+
+// recordingRegistry stands in for nsmgr's registry.
+type recordingRegistry struct {
+	mu           sync.Mutex
+	registered   []*registryapi.NetworkServiceEndpoint
+	unregistered []string
+}
+
+func (r *recordingRegistry) Register(_ context.Context, nse *registryapi.NetworkServiceEndpoint) (*registryapi.NetworkServiceEndpoint, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.registered = append(r.registered, nse)
+	return nse, nil
+}
+
+func (r *recordingRegistry) Find(*registryapi.NetworkServiceEndpointQuery, registryapi.NetworkServiceEndpointRegistry_FindServer) error {
+	return nil
+}
+
+func (r *recordingRegistry) Unregister(_ context.Context, nse *registryapi.NetworkServiceEndpoint) (*empty.Empty, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unregistered = append(r.unregistered, nse.GetName())
+	return new(empty.Empty), nil
+}
+
+func (r *recordingRegistry) snapshot() (registered []*registryapi.NetworkServiceEndpoint, unregistered []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append(registered, r.registered...), append(unregistered, r.unregistered...)
+}
+
+// answeringVPP replies to every request with the zero reply of its type; dumps list nothing.
+func answeringVPP(t *testing.T) api.Connection {
+	adapter := mock.NewVppAdapter()
+	adapter.MockReplyHandler(func(request mock.MessageDTO) ([]byte, uint16, bool) {
+		if strings.HasSuffix(request.MsgName, "_dump") || request.MsgName == "" {
+			return nil, 0, false // the mock's default reply is ignored by govpp: an empty dump
+		}
+		for pkg := range api.GetRegisteredMessages() {
+			if reply, replyID, ok := adapter.ReplyFor(pkg, request.MsgName); ok {
+				data, err := adapter.ReplyBytes(request, reply)
+				require.NoError(t, err)
+				return data, replyID, true
+			}
+		}
+		return nil, 0, false
+	})
+	conn, err := core.Connect(adapter)
+	require.NoError(t, err)
+	t.Cleanup(conn.Disconnect)
+	return conn
+}
+
+// TestStartServesRegistersAndShutsDownInOrder runs every start-up phase in-process against a
+// VPP answering through govpp's mock, a fake workload API and a fake registry, then stops as on
+// SIGTERM.
+// forwarderEnv sets the environment of a forwarder registering at registrySocket, with an
+// in-memory SPIFFE identity of domain and a VPP answering through govpp's mock.
+func forwarderEnv(t *testing.T, domain *testidentity.TrustDomain, registrySocket string) (cfg *config.Config, listenSocket string, connect vppConnector) {
+	dir := t.TempDir()
+	t.Setenv(svid.EndpointSocketEnv, testidentity.ServeWorkloadAPI(t, domain.Issue("/forwarder")))
+	policy := filepath.Join(dir, "allow.rego")
+	require.NoError(t, os.WriteFile(policy, []byte("package nsm\n\ndefault valid = true\n"), 0o600))
+	listenSocket = filepath.Join(dir, "forwarder.sock")
+	for variable, value := range map[string]string{
+		"NSM_NAME":                     "forwarder-test",
+		"NSM_CONNECT_TO":               "unix://" + registrySocket,
+		"NSM_LISTEN_ON":                "unix://" + listenSocket,
+		"NSM_REGISTRY_CLIENT_POLICIES": policy,
+		"NSM_TUNNEL_IP":                "127.0.0.1",
+		"NSM_DIAL_TIMEOUT":             "2s",
+	} {
+		t.Setenv(variable, value)
+	}
+	cfg, err := config.Load()
+	require.NoError(t, err)
+	vppAPI := answeringVPP(t)
+	return cfg, listenSocket, func(context.Context, context.Context, string) (*vppconn.Connection, error) {
+		return &vppconn.Connection{Connection: vppAPI, External: true, Socket: "mock"}, nil
+	}
+}
+
+// TestStartServesRegistersAndShutsDownInOrder runs every start-up phase in-process against a
+// VPP answering through govpp's mock, a fake workload API and a fake registry, then stops as on
+// SIGTERM.
+func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
+	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	registrySocket := filepath.Join(t.TempDir(), "registry.sock")
+	registryListener, err := net.Listen("unix", registrySocket)
+	require.NoError(t, err)
+	registry := new(recordingRegistry)
+	registryServer := grpc.NewServer(grpctransport.ServerOptions(domain.Issue("/nsmgr"), grpctransport.DefaultKeepalive)...)
+	registryapi.RegisterNetworkServiceEndpointRegistryServer(registryServer, registry)
+	go func() { _ = registryServer.Serve(registryListener) }()
+	t.Cleanup(registryServer.Stop)
+	cfg, listenSocket, connectMock := forwarderEnv(t, domain, registrySocket)
+
+	ctx, abort := context.WithCancelCause(context.Background())
+	defer abort(nil)
+	var phases lifecycle.Lifecycle
+	require.NoError(t, start(ctx, abort, cfg, &phases, connectMock))
+
+	registered, _ := registry.snapshot()
+	require.Len(t, registered, 1)
+	require.Equal(t, "forwarder-test", registered[0].GetName())
+	require.Equal(t, []string{"forwarder"}, registered[0].GetNetworkServiceNames())
+
+	// A peer of the trust domain reaches the forwarder's NSM API over mTLS.
+	peer := domain.Issue("/nsmgr")
+	peerOptions := grpctransport.DialOptions(peer, grpctransport.TokenGenerator(peer, time.Minute), grpctransport.DefaultKeepalive)
+	conn, err := grpc.NewClient("unix://"+listenSocket, peerOptions...)
+	require.NoError(t, err)
+	defer func() { _ = conn.Close() }()
+	monitorCtx, cancelMonitor := context.WithTimeout(ctx, 5*time.Second)
+	defer cancelMonitor()
+	monitor, err := networkservice.NewMonitorConnectionClient(conn).MonitorConnections(monitorCtx, &networkservice.MonitorScopeSelector{})
+	require.NoError(t, err)
+	event, err := monitor.Recv()
+	require.NoError(t, err)
+	require.Equal(t, networkservice.ConnectionEventType_INITIAL_STATE_TRANSFER, event.GetType())
+
+	// A stranger is refused by mTLS.
+	stranger := testidentity.NewTrustDomain(t, "other.nsm").Issue("/nsc")
+	strangerOptions := grpctransport.DialOptions(stranger, grpctransport.TokenGenerator(stranger, time.Minute), grpctransport.DefaultKeepalive)
+	strangerConn, err := grpc.NewClient("unix://"+listenSocket, strangerOptions...)
+	require.NoError(t, err)
+	defer func() { _ = strangerConn.Close() }()
+	strangerCtx, cancelStranger := context.WithTimeout(ctx, time.Second)
+	defer cancelStranger()
+	_, err = networkservice.NewMonitorConnectionClient(strangerConn).MonitorConnections(strangerCtx, &networkservice.MonitorScopeSelector{})
+	if err == nil {
+		_, err = monitor.Recv()
+	}
+	require.Error(t, err)
+
+	// SIGTERM: unregister, stop serving (the open monitor stream is cut), clean up, release VPP.
+	abort(context.Canceled)
+	stopped := make(chan struct{})
+	go func() { phases.Stop(ctx); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(15 * time.Second):
+		t.Fatal("shutdown did not finish")
+	}
+	_, unregistered := registry.snapshot()
+	require.Equal(t, []string{"forwarder-test"}, unregistered)
+	_, err = monitor.Recv()
+	require.Error(t, err, "live streams are closed on shutdown")
+	_, err = net.DialTimeout("unix", listenSocket, time.Second)
+	require.True(t, err != nil || errors.Is(err, net.ErrClosed), "nothing accepts on the listen socket any more")
+}
+
+// nsmgr may never come up; SIGTERM must still end start-up promptly.
+func TestSigtermWhileWaitingForTheRegistry(t *testing.T) {
+	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	cfg, _, connectMock := forwarderEnv(t, domain, filepath.Join(t.TempDir(), "nsmgr-not-yet.sock"))
+
+	ctx, abort := context.WithCancelCause(context.Background())
+	var phases lifecycle.Lifecycle
+	returned := make(chan error, 1)
+	go func() { returned <- start(ctx, abort, cfg, &phases, connectMock) }()
+	select {
+	case err := <-returned:
+		t.Fatalf("start returned without a registry: %v", err)
+	case <-time.After(2 * time.Second):
+	}
+	abort(context.Canceled)
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("start did not return after SIGTERM")
+	}
+	phases.Stop(ctx)
+}
+
+func TestShutdownFitsKubernetesDefaultGracePeriod(t *testing.T) {
+	total := unregisterBound + serverStopBound + cleanupBound + identityCloseBound + vppReleaseBound + telemetryBound
+	require.Less(t, total, 30*time.Second)
+}
