@@ -67,7 +67,10 @@ type Timing struct {
 const (
 	nsmgrPort    = 5001
 	registryPort = 5002
-	startTimeout = 60 * time.Second
+	// startTimeout bounds bring-up and an endpoint's registration; a few
+	// seconds here, much more when CI compiles and tests other packages
+	// alongside.
+	startTimeout = 2 * time.Minute
 	// connectTimeout bounds a client's first Request: the forwarder may spend
 	// seconds per Request waiting for VPP's stats socket, more on a busy CI.
 	connectTimeout = 2 * time.Minute
