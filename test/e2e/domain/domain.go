@@ -310,7 +310,9 @@ func poll(ctx context.Context, p *process.Process, ready func() (bool, error), f
 }
 
 // Close stops everything in reverse order of start and deletes the
-// namespaces. Programs that fail to shut down cleanly are reported.
+// namespaces. Programs that fail to shut down cleanly are reported, and so is
+// anything still registered once every workload and forwarder has stopped
+// (each must withdraw its own registration).
 func (d *Domain) Close() error {
 	var errs []error
 	for i := len(d.clients) - 1; i >= 0; i-- {
@@ -319,8 +321,19 @@ func (d *Domain) Close() error {
 	for i := len(d.endpoints) - 1; i >= 0; i-- {
 		errs = append(errs, d.endpoints[i].Close())
 	}
+	forwardersStopped := true
 	for i := len(d.Nodes) - 1; i >= 0; i-- {
-		for _, p := range []*process.Process{d.Nodes[i].Forwarder, d.Nodes[i].Nsmgr, d.Nodes[i].Simulator} {
+		if d.Nodes[i].Forwarder == nil {
+			forwardersStopped = false
+			continue
+		}
+		errs = append(errs, d.Nodes[i].Forwarder.Stop(stopGrace))
+	}
+	if forwardersStopped && d.Registry != nil && len(d.Nodes) > 0 {
+		errs = append(errs, d.requireNothingRegistered())
+	}
+	for i := len(d.Nodes) - 1; i >= 0; i-- {
+		for _, p := range []*process.Process{d.Nodes[i].Nsmgr, d.Nodes[i].Simulator} {
 			if p != nil {
 				errs = append(errs, p.Stop(stopGrace))
 			}
@@ -336,4 +349,17 @@ func (d *Domain) Close() error {
 		errs = append(errs, d.Topology.Close())
 	}
 	return errors.Join(errs...)
+}
+
+func (d *Domain) requireNothingRegistered() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	records, err := d.Endpoints(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the registry after every workload stopped: %w", err)
+	}
+	if len(records) > 0 {
+		return fmt.Errorf("still registered after every workload and forwarder stopped: %+v", records)
+	}
+	return nil
 }
