@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"sort"
 	"testing"
 	"time"
@@ -169,6 +170,20 @@ func sameInterfaces(a, b []domain.SimInterface) bool {
 		}
 	}
 	return true
+}
+
+// requireNodeKernelClean waits until node's namespace holds exactly the
+// links, addresses, routes and rules it had before any connection: the
+// node-side ends of veth pairs included.
+func requireNodeKernelClean(t *testing.T, node *domain.Node) {
+	t.Helper()
+	var now *topology.State
+	var err error
+	require.Eventually(t, func() bool {
+		now, err = topology.Inspect(node.Netns)
+		return err == nil && reflect.DeepEqual(now, node.IdleKernel)
+	}, settleTime, 100*time.Millisecond, "%s: kernel state after Close (error %v):\n%s\nbefore any connection:\n%s",
+		node.Name, err, now, node.IdleKernel)
 }
 
 // requireEventuallyUnregistered waits until the registry no longer lists name.

@@ -88,6 +88,7 @@ func runScenario(t *testing.T, sc scenario) {
 	requireEventuallyEmpty(t, "endpoint pod", nse.Pod.Netns)
 	for _, node := range d.Nodes {
 		requireSimulatorClean(ctx, t, d, node)
+		requireNodeKernelClean(t, node)
 	}
 	require.NoError(t, nse.Close())
 	requireEventuallyUnregistered(ctx, t, d, nse.Name)

@@ -40,9 +40,11 @@ type Node struct {
 	APISocket, StateSocket      string
 	NsmgrSocket                 string
 	ForwarderName               string
-	// IdleInterfaces are the simulator's interfaces once the forwarder is
-	// ready and before any connection: what every Close must return to.
+	// IdleInterfaces and IdleKernel are the simulator's interfaces and the
+	// node namespace's kernel state once the forwarder is ready and before any
+	// connection: what every Close must return to.
 	IdleInterfaces []SimInterface
+	IdleKernel     *topology.State
 }
 
 // Domain is a running NSM domain.
@@ -191,7 +193,10 @@ func (d *Domain) startNode(ctx context.Context, node *Node) error {
 		}
 	}
 	var err error
-	node.IdleInterfaces, err = d.SimulatorInterfaces(ctx, node)
+	if node.IdleInterfaces, err = d.SimulatorInterfaces(ctx, node); err != nil {
+		return err
+	}
+	node.IdleKernel, err = topology.Inspect(node.Netns)
 	return err
 }
 
