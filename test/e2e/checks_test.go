@@ -119,16 +119,31 @@ func addrOf(t *testing.T, cidr string) string {
 	return prefix.Addr().String()
 }
 
+// waitFor polls done every interval for settleTime and fails the test with
+// describe's account of the last state seen when it never says yes.
+func waitFor(t *testing.T, interval time.Duration, done func() bool, describe func() string) {
+	t.Helper()
+	deadline := time.Now().Add(settleTime)
+	for !done() {
+		if time.Now().After(deadline) {
+			t.Fatal(describe())
+		}
+		time.Sleep(interval)
+	}
+}
+
 // requireEventuallyEmpty waits until a pod is back to a fresh namespace:
 // loopback only, no routes, no rules.
 func requireEventuallyEmpty(t *testing.T, where, netns string) {
 	t.Helper()
 	var state *topology.State
 	var err error
-	require.Eventually(t, func() bool {
+	waitFor(t, 100*time.Millisecond, func() bool {
 		state, err = topology.Inspect(netns)
 		return err == nil && isPristine(state)
-	}, settleTime, 100*time.Millisecond, "%s still holds NSM state after Close (%v)\n%s", where, err, state)
+	}, func() string {
+		return fmt.Sprintf("%s still holds NSM state after Close (%v)\n%s", where, err, state)
+	})
 }
 
 func isPristine(s *topology.State) bool {
@@ -153,11 +168,12 @@ func requireSimulatorClean(ctx context.Context, t *testing.T, d *domain.Domain, 
 	t.Helper()
 	var now []domain.SimInterface
 	var err error
-	require.Eventually(t, func() bool {
+	waitFor(t, 200*time.Millisecond, func() bool {
 		now, err = d.SimulatorInterfaces(ctx, node)
 		return err == nil && sameInterfaces(now, node.IdleInterfaces)
-	}, settleTime, 200*time.Millisecond, "%s: simulator interfaces after Close %v (error %v), before any connection %v",
-		node.Name, now, err, node.IdleInterfaces)
+	}, func() string {
+		return fmt.Sprintf("%s: simulator interfaces after Close %v (error %v), before any connection %v", node.Name, now, err, node.IdleInterfaces)
+	})
 }
 
 func sameInterfaces(a, b []domain.SimInterface) bool {
@@ -179,11 +195,12 @@ func requireNodeKernelClean(t *testing.T, node *domain.Node) {
 	t.Helper()
 	var now *topology.State
 	var err error
-	require.Eventually(t, func() bool {
+	waitFor(t, 100*time.Millisecond, func() bool {
 		now, err = topology.Inspect(node.Netns)
 		return err == nil && reflect.DeepEqual(now, node.IdleKernel)
-	}, settleTime, 100*time.Millisecond, "%s: kernel state after Close (error %v):\n%s\nbefore any connection:\n%s",
-		node.Name, err, now, node.IdleKernel)
+	}, func() string {
+		return fmt.Sprintf("%s: kernel state after Close (error %v):\n%s\nbefore any connection:\n%s", node.Name, err, now, node.IdleKernel)
+	})
 }
 
 // requireEventuallyUnregistered waits until the registry no longer lists name.
@@ -191,7 +208,7 @@ func requireEventuallyUnregistered(ctx context.Context, t *testing.T, d *domain.
 	t.Helper()
 	var records []domain.EndpointRecord
 	var err error
-	require.Eventually(t, func() bool {
+	waitFor(t, 200*time.Millisecond, func() bool {
 		records, err = d.Endpoints(ctx)
 		if err != nil {
 			return false
@@ -202,5 +219,7 @@ func requireEventuallyUnregistered(ctx context.Context, t *testing.T, d *domain.
 			}
 		}
 		return true
-	}, settleTime, 200*time.Millisecond, "%s is still registered (%v): %v", name, err, records)
+	}, func() string {
+		return fmt.Sprintf("%s is still registered (%v): %v", name, err, records)
+	})
 }
