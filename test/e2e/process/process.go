@@ -73,14 +73,8 @@ func Start(spec Spec) (*Process, error) {
 // Name is the spec's name.
 func (p *Process) Name() string { return p.spec.Name }
 
-// Pid is the process id.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
-
 // LogPath is where its output goes.
 func (p *Process) LogPath() string { return p.spec.LogPath }
-
-// Done is closed when the process has exited.
-func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Exited reports whether the process has ended, and how.
 func (p *Process) Exited() (bool, error) {

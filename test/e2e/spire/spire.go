@@ -104,10 +104,8 @@ func Start(ctx context.Context, opts Options) (s *SPIRE, err error) {
 	return s, nil
 }
 
-// SocketPath is the workload API socket of node's agent.
-func (s *SPIRE) SocketPath(node string) string { return s.sockets[node] }
-
-// SocketURL is SocketPath as SPIFFE_ENDPOINT_SOCKET wants it.
+// SocketURL is the workload API socket of node's agent, as
+// SPIFFE_ENDPOINT_SOCKET wants it.
 func (s *SPIRE) SocketURL(node string) string { return "unix://" + s.sockets[node] }
 
 // ID is the SPIFFE ID that Start registered for a workload name.
