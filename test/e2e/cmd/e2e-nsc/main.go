@@ -124,8 +124,9 @@ func run() error {
 	}
 	for i := range cfg.NetworkServices {
 		service := (*nsurl.NSURL)(&cfg.NetworkServices[i])
-		requestCtx, cancelRequest := context.WithTimeout(signalCtx, cfg.RequestTimeout)
-		conn, requestErr := nsmClient.Request(requestCtx, &networkservice.NetworkServiceRequest{
+		// As cmd-nsc: each try is bounded by NSM_REQUEST_TIMEOUT and retried
+		// until it succeeds or the client is told to stop.
+		conn, requestErr := nsmClient.Request(signalCtx, &networkservice.NetworkServiceRequest{
 			Connection: &networkservice.Connection{
 				Id:             fmt.Sprintf("%s-%d", cfg.Name, i),
 				NetworkService: service.NetworkService(),
@@ -133,7 +134,6 @@ func run() error {
 			},
 			MechanismPreferences: []*networkservice.Mechanism{service.Mechanism()},
 		})
-		cancelRequest()
 		if requestErr != nil {
 			return errors.Join(fmt.Errorf("request %s: %w", cfg.NetworkServices[i].String(), requestErr), closeAll())
 		}
