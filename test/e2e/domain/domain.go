@@ -130,7 +130,7 @@ func Start(ctx context.Context, cfg Config) (d *Domain, err error) {
 	}); err != nil {
 		return d, err
 	}
-	if err = d.step("registry", func() error { return d.startRegistry(ctx) }); err != nil {
+	if err = d.step("registry (waits for the agents' first SVIDs)", func() error { return d.startRegistry(ctx) }); err != nil {
 		return d, err
 	}
 	for _, tn := range d.Topology.Nodes {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -92,5 +93,7 @@ func run(ctx context.Context, out *report, repo, kernelType string) (err error) 
 	for _, step := range d.Timings {
 		out.timing(step.Step, step.Duration)
 	}
+	fmt.Printf("  SVIDs from each node's SPIRE agent (join token): %s/{registry,nsmgr,forwarder,nse,nsc}\n",
+		strings.TrimSuffix(d.SPIRE.ID(""), "/"))
 	return connectAndPing(ctx, d, out)
 }
