@@ -1,6 +1,7 @@
 package xconnect_test
 
 import (
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,6 +19,21 @@ const netnsPrefix = "fsw"
 func newTestNetNS(t *testing.T) string {
 	t.Helper()
 	return vppsimtest.NewNetns(t, netnsPrefix).Path()
+}
+
+// linkNamesIn lists the links of the namespace at path by name, sorted.
+func linkNamesIn(t *testing.T, path string) []string {
+	t.Helper()
+	handle := netlinkHandle(t, path)
+	defer handle.Close()
+	links, err := handle.LinkList()
+	require.NoError(t, err)
+	var names []string
+	for _, link := range links {
+		names = append(names, link.Attrs().Name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // linkIn returns the named link of the namespace at path, or nil when there is none.
