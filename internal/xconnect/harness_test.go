@@ -68,7 +68,7 @@ func newHarness(t *testing.T, kind kernelif.Kind, hop *nextHop, opts ...xconnect
 // newForwarder builds the forwarder endpoint on vppConn, a connection to vpp's simulator.
 func newForwarder(ctx context.Context, t *testing.T, vpp *testVPP, vppConn api.Connection, kind kernelif.Kind, opts ...xconnect.Option) endpoint.Endpoint {
 	t.Helper()
-	forwarder, err := xconnect.NewServer(ctx, sandbox.GenerateTestToken, vppConn, tunnelIP, append([]xconnect.Option{
+	forwarder, err := xconnect.NewServer(ctx, sandbox.GenerateTestToken, vppConn, vpp.tunnelIP, append([]xconnect.Option{
 		xconnect.WithName("forwarder"),
 		xconnect.WithKernelInterface(kind),
 		xconnect.WithVxlanOptions(vxlan.WithPort(testVxlanPort)),

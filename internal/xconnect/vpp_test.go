@@ -32,17 +32,14 @@ import (
 const uplinkHostName = "uplink"
 
 // testVPP is the VPP the chain tests drive: a VPP simulator (test/vppsim) that carries real frames,
-// after an uplink init gave it the node's uplink holding tunnelIP, and a govpp connection to it.
+// after an uplink init gave it the node's uplink holding the node's tunnel IP, and a govpp
+// connection to it.
 type testVPP struct {
 	*core.Connection
 	sim *vppsim.Sim
-	// node is the simulator's namespace, nil when it shares the test process's own.
-	node *vppsimtest.Netns
-	// remote is the peer node at the far end of the uplink; it holds remoteIP, so tunnels lead
-	// into a namespace of the test's and nowhere else.
-	remote *vppsimtest.Netns
 	// uplink is the uplink's kernel name in the simulator's namespace.
-	uplink string
+	uplink   string
+	tunnelIP net.IP
 	// initRequests counts the requests of the uplink init, which the forwarder did not send.
 	initRequests int
 }
@@ -50,20 +47,28 @@ type testVPP struct {
 // startTestVPP runs a simulator in node, or in the test process's namespace when node is nil, as
 // VPP shares the forwarder's pod. The veth kernel mechanism needs the latter: it leaves the
 // forwarder's end of each pair in the forwarder's namespace, where VPP binds af_packet to it.
-// The uplink is a veth to a remote namespace; only a node namespace gets kernel addresses on it,
-// so a simulator in the test process's namespace never changes that namespace's routing.
+// The uplink holding tunnelIP is a veth to a remote namespace holding remoteIP. Only a node
+// namespace gets a kernel address on it, so a simulator in the test process's namespace never
+// changes that namespace's routing, and tunnels lead nowhere but into the remote namespace.
 func startTestVPP(t *testing.T, node *vppsimtest.Netns) *testVPP {
 	t.Helper()
-	vpp := &testVPP{node: node, remote: vppsimtest.NewNetns(t, netnsPrefix)}
+	remote := vppsimtest.NewNetns(t, netnsPrefix)
+	if node == nil {
+		return startTestVPPOn(t, nil, ownNamespaceVeth(t, remote, uplinkHostName, prefixOf(remoteIP)), tunnelIP)
+	}
+	vppsimtest.Veth(t, node, uplinkHostName, prefixOf(tunnelIP), remote, uplinkHostName, prefixOf(remoteIP))
+	return startTestVPPOn(t, node, uplinkHostName, tunnelIP)
+}
+
+// startTestVPPOn runs a simulator in node (nil: the test process's namespace) whose uplink init
+// takes the existing link uplink there and gives it address.
+func startTestVPPOn(t *testing.T, node *vppsimtest.Netns, uplink string, address net.IP) *testVPP {
+	t.Helper()
 	simNetns := ""
 	if node != nil {
 		simNetns = node.Name
-		vpp.uplink = uplinkHostName
-		vppsimtest.Veth(t, node, vpp.uplink, prefixOf(tunnelIP), vpp.remote, uplinkHostName, prefixOf(remoteIP))
-	} else {
-		vpp.uplink = ownNamespaceVeth(t, vpp.remote, uplinkHostName, prefixOf(remoteIP))
 	}
-	vpp.sim = vppsimtest.StartSim(t, simNetns)
+	vpp := &testVPP{sim: vppsimtest.StartSim(t, simNetns), uplink: uplink, tunnelIP: address}
 	vpp.Connection = vppsimtest.Dial(t, vpp.sim)
 	vpp.uplinkInit(t)
 	vpp.initRequests = len(vpp.sim.Requests())
@@ -80,7 +85,7 @@ func (v *testVPP) uplinkInit(t *testing.T) {
 		Mode: af_packet.AF_PACKET_API_MODE_ETHERNET, HostIfName: v.uplink, UseRandomHwAddr: true, NumRxQueues: 1, NumTxQueues: 1,
 	})
 	require.NoError(t, err)
-	prefix, err := ip_types.ParseAddressWithPrefix(prefixOf(tunnelIP))
+	prefix, err := ip_types.ParseAddressWithPrefix(prefixOf(v.tunnelIP))
 	require.NoError(t, err)
 	_, err = interfaces.NewServiceClient(v).SwInterfaceAddDelAddress(ctx, &interfaces.SwInterfaceAddDelAddress{
 		SwIfIndex: created.SwIfIndex, IsAdd: true, Prefix: prefix,
@@ -120,8 +125,9 @@ func (v *testVPP) requireOnlyUplink(t *testing.T) {
 	require.Equal(t, []string{"host-" + v.uplink, "local0"}, v.interfaceNames(), "VPP interfaces left behind")
 }
 
-// uplinkIndex asks VPP which interface holds the tunnel IP.
+// uplinkIndex asks VPP which interface holds its tunnel IP.
 func uplinkIndex(t *testing.T, vpp *testVPP) interface_types.InterfaceIndex {
+	tunnelIP := vpp.tunnelIP
 	t.Helper()
 	ctx := context.Background()
 	dump, err := interfaces.NewServiceClient(vpp).SwInterfaceDump(ctx, &interfaces.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
