@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/vishvananda/netlink"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
@@ -122,6 +123,93 @@ func TestRestartedForwarderRebuildsRequestedConnectionsAndReleasesTheRest(t *tes
 	_, err = forwarderB.Close(closeCtx, keptConn)
 	require.NoError(t, err)
 	vpp.requireOnlyUplink(t)
+	require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nsc.Path()))
+	require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nse.Path()))
+}
+
+// forwarderEnds counts the links in the test process's namespace, the forwarder's, whose alias
+// names the veth kind's forwarder end toward a client or an endpoint of the connection firstID.
+func forwarderEnds(t *testing.T, firstID string) int {
+	t.Helper()
+	links, err := netlink.LinkList()
+	require.NoError(t, err)
+	count := 0
+	for _, link := range links {
+		switch link.Attrs().Alias {
+		case "veth-server-" + firstID, "veth-client-" + firstID:
+			count++
+		}
+	}
+	return count
+}
+
+// afPacketsOf counts the simulator's af_packet interfaces tagged with owner.
+func afPacketsOf(vpp *testVPP, owner string) int {
+	count := 0
+	for _, iface := range vpp.sim.State().Interfaces {
+		if iface.AfPacket != nil && iface.Tag == owner {
+			count++
+		}
+	}
+	return count
+}
+
+// The veth kind leaves a previous run's objects in two places: af_packet interfaces in VPP and
+// veth pairs whose forwarder ends sit in the forwarder's namespace. A restarted forwarder replaces
+// both for a connection requested again. The scan runs in the test process's namespace, which
+// other tests share, so only named connections are released here, never everything unclaimed.
+func TestRestartedForwarderRebuildsAVethConnection(t *testing.T) {
+	ctxA, cancelA := context.WithCancel(context.Background())
+	t.Cleanup(cancelA)
+	vpp := startTestVPP(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	kept, dropped := newRestartPeers(ctx, t), newRestartPeers(ctx, t)
+
+	vppConnA := vppsimtest.Dial(t, vpp.sim)
+	forwarderA := newForwarder(ctxA, t, vpp, vppConnA, kernelif.Veth)
+	keptRequest := kernelRequest("conn-kept-veth", kept.nsc.Path(), "nsc-1", payload.IP)
+	keptConn, err := kept.request(t, forwarderA, keptRequest.Clone())
+	require.NoError(t, err)
+	droppedConn, err := dropped.request(t, forwarderA, kernelRequest("conn-dropped-veth", dropped.nsc.Path(), "nsc-1", payload.IP))
+	require.NoError(t, err)
+	keptOwner := keptConn.GetPath().GetPathSegments()[1].GetId()
+	droppedIDs := []string{droppedConn.GetPath().GetPathSegments()[0].GetId(), droppedConn.GetPath().GetPathSegments()[1].GetId()}
+	require.Equal(t, 2, afPacketsOf(vpp, keptOwner))
+	require.Equal(t, 2, forwarderEnds(t, "conn-kept-veth"))
+
+	vppConnA.Disconnect()
+
+	vppConnB := vppsimtest.Dial(t, vpp.sim)
+	leftovers, err := restore.Scan(ctx, vppConnB)
+	require.NoError(t, err)
+	owners := leftovers.Owners()
+	for _, id := range []string{"conn-kept-veth", keptOwner, droppedIDs[0], droppedIDs[1]} {
+		require.Contains(t, owners, id, "the scan must find every connection by VPP tag and veth alias")
+	}
+	forwarderB := newForwarder(ctx, t, vpp, vppConnB, kernelif.Veth, xconnect.WithLeftovers(leftovers))
+
+	keptRequest.Connection = keptConn.Clone()
+	keptConn, err = kept.request(t, forwarderB, keptRequest)
+	require.NoError(t, err, "re-Request through the restarted forwarder")
+	require.Equal(t, 2, afPacketsOf(vpp, keptOwner), "exactly one af_packet per side, the old ones released")
+	require.Equal(t, 2, forwarderEnds(t, "conn-kept-veth"), "exactly one veth pair per side, the old ones released")
+	require.Equal(t, []string{"lo", "nsc-1"}, linkNamesIn(t, kept.nsc.Path()))
+	require.Equal(t, []string{"lo", "nse-1"}, linkNamesIn(t, kept.nse.Path()))
+
+	leftovers.ReleaseOwned(ctx, droppedIDs...)
+
+	require.Zero(t, afPacketsOf(vpp, droppedIDs[1]), "the unclaimed connection's VPP interfaces outlived its release")
+	require.Zero(t, forwarderEnds(t, "conn-dropped-veth"), "the unclaimed connection's veth pairs outlived their release")
+	require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nsc.Path()))
+	require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nse.Path()))
+
+	closeCtx, cancelClose := context.WithTimeout(clienturlctx.WithClientURL(ctx, kept.hopURL), 20*time.Second)
+	defer cancelClose()
+	_, err = forwarderB.Close(closeCtx, keptConn)
+	require.NoError(t, err)
+	vpp.requireOnlyUplink(t)
+	require.Zero(t, forwarderEnds(t, "conn-kept-veth"))
 	require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nsc.Path()))
 	require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nse.Path()))
 }
