@@ -3,13 +3,12 @@ package xconnect_test
 import (
 	"context"
 	"net"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
+	"go.fd.io/govpp/api"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
@@ -24,9 +23,11 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
-// Documentation addresses (RFC 5737): the fake VPP sends no traffic anywhere.
+// Documentation addresses (RFC 5737) on the uplink between the simulator and a remote namespace:
+// tunnels lead nowhere but into the test's own namespaces.
 var (
 	tunnelIP      = net.ParseIP("192.0.2.1")
 	remoteIP      = net.ParseIP("192.0.2.2")
@@ -37,33 +38,46 @@ var (
 
 type harness struct {
 	ctx       context.Context
-	vpp       testVPP
+	vpp       *testVPP
 	forwarder endpoint.Endpoint
 	hop       *nextHop
 }
 
-// newHarness runs the forwarder endpoint in-process on a test VPP, connecting onward to hop. The
-// test plays nsmgr: it calls the endpoint directly with the next hop's URL already chosen.
+// newHarness runs the forwarder endpoint in-process on a VPP simulator, connecting onward to hop.
+// The test plays nsmgr: it calls the endpoint directly with the next hop's URL already chosen.
+// The simulator gets a node namespace of its own unless the veth mechanism needs it to share the
+// test process's (see startTestVPP).
 func newHarness(t *testing.T, kind kernelif.Kind, hop *nextHop, opts ...xconnect.Option) *harness {
 	t.Helper()
+	var node *vppsimtest.Netns
+	if kind.Resolve() != kernelif.Veth {
+		node = vppsimtest.NewNetns(t, netnsPrefix)
+	}
+	vpp := startTestVPP(t, node)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	hopURL := hop.serve(ctx, t)
-	vpp := startTestVPP(t, tunnelIP)
-	// An existing file that is no stats socket: the metrics elements fail at once instead of
-	// waiting seconds for /run/vpp/stats.sock.
-	noStats := filepath.Join(t.TempDir(), "stats.sock")
-	require.NoError(t, os.WriteFile(noStats, nil, 0o600))
-	forwarder, err := xconnect.NewServer(ctx, sandbox.GenerateTestToken, vpp, tunnelIP, append([]xconnect.Option{
+	return &harness{
+		ctx:       clienturlctx.WithClientURL(ctx, hopURL),
+		vpp:       vpp,
+		forwarder: newForwarder(ctx, t, vpp, vpp, kind, opts...),
+		hop:       hop,
+	}
+}
+
+// newForwarder builds the forwarder endpoint on vppConn, a connection to vpp's simulator.
+func newForwarder(ctx context.Context, t *testing.T, vpp *testVPP, vppConn api.Connection, kind kernelif.Kind, opts ...xconnect.Option) endpoint.Endpoint {
+	t.Helper()
+	forwarder, err := xconnect.NewServer(ctx, sandbox.GenerateTestToken, vppConn, vpp.tunnelIP, append([]xconnect.Option{
 		xconnect.WithName("forwarder"),
 		xconnect.WithKernelInterface(kind),
 		xconnect.WithVxlanOptions(vxlan.WithPort(testVxlanPort)),
 		xconnect.WithDialOptions(sandbox.DialOptions()...),
 		xconnect.WithDialTimeout(5 * time.Second),
-		xconnect.WithMetricsOptions(metrics.WithSocket(noStats)),
+		xconnect.WithMetricsOptions(metrics.WithSocket(vpp.sim.StatsSocket())),
 	}, opts...)...)
 	require.NoError(t, err)
-	return &harness{ctx: clienturlctx.WithClientURL(ctx, hopURL), vpp: vpp, forwarder: forwarder, hop: hop}
+	return forwarder
 }
 
 func (h *harness) request(t *testing.T, request *networkservice.NetworkServiceRequest) *networkservice.Connection {

@@ -1,35 +1,39 @@
 package xconnect_test
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sync/atomic"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
-var netnsCounter atomic.Int32
+// netnsPrefix starts the name of every namespace and host link these tests create.
+const netnsPrefix = "fsw"
 
 // newTestNetNS creates a named namespace with lo up and removes it when the test ends. It returns
 // the namespace's file path.
 func newTestNetNS(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("fchn-%d-%d", os.Getpid(), netnsCounter.Add(1))
-	run(t, "ip", "netns", "add", name)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
-	run(t, "ip", "-n", name, "link", "set", "lo", "up")
-	return filepath.Join("/var/run/netns", name)
+	return vppsimtest.NewNetns(t, netnsPrefix).Path()
 }
 
-func run(t *testing.T, args ...string) {
+// linkNamesIn lists the links of the namespace at path by name, sorted.
+func linkNamesIn(t *testing.T, path string) []string {
 	t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	require.NoError(t, err, "%v: %s", args, out)
+	handle := netlinkHandle(t, path)
+	defer handle.Close()
+	links, err := handle.LinkList()
+	require.NoError(t, err)
+	var names []string
+	for _, link := range links {
+		names = append(names, link.Attrs().Name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // linkIn returns the named link of the namespace at path, or nil when there is none.

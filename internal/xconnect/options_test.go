@@ -11,12 +11,13 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
 func TestNewServerRefusesUnusableSettings(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	vpp := startTestVPP(t, tunnelIP)
+	vpp := startTestVPP(t, vppsimtest.NewNetns(t, netnsPrefix))
 	for name, c := range map[string]struct {
 		tunnelIP net.IP
 		opts     []xconnect.Option

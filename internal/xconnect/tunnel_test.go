@@ -2,8 +2,10 @@ package xconnect_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
@@ -17,6 +19,7 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
 	"github.com/networkservicemesh/govpp/binapi/ikev2"
 	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
+	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	ipsecapi "github.com/networkservicemesh/govpp/binapi/ipsec"
 	"github.com/networkservicemesh/govpp/binapi/l2"
 	"github.com/networkservicemesh/govpp/binapi/tapv2"
@@ -26,6 +29,9 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/state"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
 func TestVxlanRequestAndClose(t *testing.T) {
@@ -67,7 +73,7 @@ func TestVlanRequestUsesTheSelectedDeviceAndClose(t *testing.T) {
 	hop := &nextHop{mechanismType: vlanmech.MECHANISM, remote: true, configure: func(m *networkservice.Mechanism) {
 		vlanmech.ToMechanism(m).SetVlanID(vlanID)
 	}}
-	h := newHarness(t, kernelif.Tap, hop, xconnect.WithVlanDomainToDevice(map[string]string{"gw0": "uplink"}))
+	h := newHarness(t, kernelif.Tap, hop, xconnect.WithVlanDomainToDevice(map[string]string{"gw0": uplinkHostName}))
 	request := kernelRequest("conn-vlan", nscNS, "nsc-1", payload.Ethernet)
 	request.GetConnection().Labels = map[string]string{"via": "gw0"}
 
@@ -89,7 +95,7 @@ func TestVlanRequestWithUnknownViaIsRefused(t *testing.T) {
 	hop := &nextHop{mechanismType: vlanmech.MECHANISM, remote: true, configure: func(m *networkservice.Mechanism) {
 		vlanmech.ToMechanism(m).SetVlanID(100)
 	}}
-	h := newHarness(t, kernelif.Tap, hop, xconnect.WithVlanDomainToDevice(map[string]string{"gw0": "uplink"}))
+	h := newHarness(t, kernelif.Tap, hop, xconnect.WithVlanDomainToDevice(map[string]string{"gw0": uplinkHostName}))
 	request := kernelRequest("conn-vlan-unknown", nscNS, "nsc-1", payload.Ethernet)
 	request.GetConnection().Labels = map[string]string{"via": "gw9"}
 
@@ -130,12 +136,13 @@ func TestWireguardRequestAndClose(t *testing.T) {
 
 func TestIPSecRequestAndClose(t *testing.T) {
 	nscNS := newTestNetNS(t)
-	// The forwarder hands the remote's certificate to VPP as a file; the test VPP never reads it.
+	// The forwarder hands the remote's certificate to VPP as a file; the simulator never reads it.
 	remoteCertificate := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("remote certificate "), 8))
 	hop := &nextHop{mechanismType: ipsecmech.MECHANISM, remote: true, configure: func(m *networkservice.Mechanism) {
 		ipsecmech.ToMechanism(m).SetDstIP(remoteIP).SetDstPublicKey(remoteCertificate)
 	}}
 	h := newHarness(t, kernelif.Tap, hop)
+	completeIKEv2(h.ctx, t, h.vpp)
 
 	conn := h.request(t, kernelRequest("conn-ipsec", nscNS, "nsc-1", payload.IP))
 
@@ -189,4 +196,34 @@ func TestIncomingVxlanRequestAndClose(t *testing.T) {
 	require.Len(t, removed, 2)
 	require.False(t, removed[1].IsAdd)
 	require.Nil(t, linkIn(t, nseNS, "nse-1"))
+}
+
+// completeIKEv2 plays the remote peer of an IKEv2 exchange. VPP raises an ipsec interface's link
+// once the SA it initiated is established, and sdk-vpp waits for that; the simulator negotiates
+// nothing, so once the SA init was sent this raises the link the one way the simulator offers:
+// admin up, over a connection of its own.
+func completeIKEv2(ctx context.Context, t *testing.T, vpp *testVPP) {
+	t.Helper()
+	peer := vppsimtest.Dial(t, vpp.sim)
+	go func() {
+		ticker := time.NewTicker(20 * time.Millisecond)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			if len(vppsim.RequestsOf[*ikev2.Ikev2InitiateSaInit](vpp.sim)) == 0 {
+				continue
+			}
+			for _, iface := range vpp.sim.State().Interfaces {
+				if iface.Kind == state.KindIpsec && !iface.LinkUp {
+					_, _ = interfaces.NewServiceClient(peer).SwInterfaceSetFlags(ctx, &interfaces.SwInterfaceSetFlags{
+						SwIfIndex: interface_types.InterfaceIndex(iface.SwIfIndex), Flags: interface_types.IF_STATUS_API_FLAG_ADMIN_UP,
+					})
+				}
+			}
+		}
+	}()
 }

@@ -33,6 +33,9 @@ type Egress struct {
 	// a nil DstMAC means broadcast.
 	SrcMAC net.HardwareAddr
 	DstMAC net.HardwareAddr
+	// Routed marks an IP packet forwarded at L3 (l3xc): leaving through an Ethernet port it
+	// gets a new Ethernet header even when it arrived on one.
+	Routed bool
 }
 
 // Frame is a packet as received: on an Ethernet port (L2) or a tun (L3). IP is the IP
@@ -256,7 +259,7 @@ func ipPart(layer Layer, pkt []byte) []byte {
 // way into a tun, IP packets gain one on the way into an Ethernet port.
 func convert(from, to Layer, pkt, ipHeader []byte, out Egress) []byte {
 	switch {
-	case from == to:
+	case from == to && !(to == L2 && out.Routed && ipHeader != nil):
 		return pkt
 	case from == L2 && to == L3:
 		return ipHeader

@@ -71,7 +71,11 @@ func (v *VPP) l3xc(in *state.Interface, ipHeader []byte) []dataplane.Egress {
 	if !nextHop.IsValid() || nextHop.IsUnspecified() {
 		nextHop = destination(ipHeader)
 	}
-	return v.egress(path.SwIfIndex, &nextHop)
+	egress := v.egress(path.SwIfIndex, &nextHop)
+	for i := range egress {
+		egress[i].Routed = true
+	}
+	return egress
 }
 
 // egress checks the transmit interface, maps a sub-interface onto its parent's port and,
