@@ -27,13 +27,13 @@ const (
 // Kernel to kernel on one node, the forwarder wiring both pods with taps
 // that the simulator owns.
 func TestLocalKernelToKernelOverTap(t *testing.T) {
-	runScenario(t, scenario{tag: "tap", kernelType: "tap", nodes: 1, clientNode: 0, endpointNode: 0})
+	runScenario(t, scenario{tag: "tap", kernelType: "tap", linkType: "tuntap", nodes: 1, clientNode: 0, endpointNode: 0})
 }
 
 // Kernel to kernel on one node over veth pairs whose node-side ends the
 // simulator drives as af-packet interfaces.
 func TestLocalKernelToKernelOverVeth(t *testing.T) {
-	runScenario(t, scenario{tag: "veth", kernelType: "veth", nodes: 1, clientNode: 0, endpointNode: 0})
+	runScenario(t, scenario{tag: "veth", kernelType: "veth", linkType: "veth", nodes: 1, clientNode: 0, endpointNode: 0})
 }
 
 // Client on node1, endpoint on node2: kernel, then VXLAN between the nodes'
@@ -43,8 +43,11 @@ func TestRemoteKernelVxlanKernel(t *testing.T) {
 }
 
 type scenario struct {
-	tag                      string
-	kernelType               string
+	tag        string
+	kernelType string
+	// linkType is the kind of pod interface the kernel must report; empty
+	// when the forwarder chooses (auto).
+	linkType                 string
 	nodes                    int
 	clientNode, endpointNode int
 }
@@ -75,6 +78,12 @@ func runScenario(t *testing.T, sc scenario) {
 	require.NoError(t, err)
 	nseIfname := onlyNonLoopback(t, "endpoint pod", nseState)
 	requireKernelMatches(t, "endpoint pod", nseState, nseIfname, ipContext.GetDstIpAddrs(), endpointRoutes(ipContext))
+	if sc.linkType != "" {
+		clientLink, _ := clientState.Link(clientIfname)
+		nseLink, _ := nseState.Link(nseIfname)
+		require.Equal(t, sc.linkType, clientLink.Type, "client pod interface kind\n%s", clientState)
+		require.Equal(t, sc.linkType, nseLink.Type, "endpoint pod interface kind\n%s", nseState)
+	}
 
 	for _, dst := range ipContext.GetDstIpAddrs() {
 		requirePing(ctx, t, client.Pod.Netns, clientIfname, dst)
