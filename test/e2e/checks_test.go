@@ -176,6 +176,19 @@ func requireSimulatorClean(ctx context.Context, t *testing.T, d *domain.Domain, 
 	})
 }
 
+// requireSimulatorHolds requires node's simulator to have an interface of kind.
+func requireSimulatorHolds(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node, kind string) {
+	t.Helper()
+	interfaces, err := d.SimulatorInterfaces(ctx, node)
+	require.NoError(t, err)
+	for _, i := range interfaces {
+		if i.Kind == kind {
+			return
+		}
+	}
+	t.Fatalf("%s: no %s interface in the simulator: %v", node.Name, kind, interfaces)
+}
+
 func sameInterfaces(a, b []domain.SimInterface) bool {
 	if len(a) != len(b) {
 		return false

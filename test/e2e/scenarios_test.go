@@ -39,7 +39,7 @@ func TestLocalKernelToKernelOverVeth(t *testing.T) {
 // Client on node1, endpoint on node2: kernel, then VXLAN between the nodes'
 // tunnel IPs, then kernel.
 func TestRemoteKernelVxlanKernel(t *testing.T) {
-	runScenario(t, scenario{tag: "vxlan", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1})
+	runScenario(t, scenario{tag: "vxlan", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true})
 }
 
 type scenario struct {
@@ -50,6 +50,8 @@ type scenario struct {
 	linkType                 string
 	nodes                    int
 	clientNode, endpointNode int
+	// overVxlan requires a VXLAN tunnel in every node's VPP while connected.
+	overVxlan bool
 }
 
 func runScenario(t *testing.T, sc scenario) {
@@ -85,6 +87,11 @@ func runScenario(t *testing.T, sc scenario) {
 		require.Equal(t, sc.linkType, nseLink.Type, "endpoint pod interface kind\n%s", nseState)
 	}
 
+	if sc.overVxlan {
+		for _, node := range d.Nodes {
+			requireSimulatorHolds(ctx, t, d, node, "vxlan")
+		}
+	}
 	for _, dst := range ipContext.GetDstIpAddrs() {
 		requirePing(ctx, t, client.Pod.Netns, clientIfname, dst)
 	}
