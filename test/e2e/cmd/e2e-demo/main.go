@@ -82,7 +82,7 @@ func run(ctx context.Context, out *report, repo, kernelType string) (err error) 
 		switch {
 		case closeErr != nil || listErr != nil || len(left) > 0:
 			err = errors.Join(err, closeErr, listErr, fmt.Errorf("namespaces left: %v (logs in %s)", left, workDir))
-		case err != nil:
+		case err != nil && ctx.Err() == nil:
 			fmt.Printf("  logs kept in %s\n", workDir)
 		default:
 			_ = os.RemoveAll(workDir)

@@ -134,6 +134,10 @@ func run() error {
 			},
 			MechanismPreferences: []*networkservice.Mechanism{service.Mechanism()},
 		})
+		if requestErr != nil && signalCtx.Err() != nil {
+			// Told to stop while connecting: a clean stop, not a failure.
+			return closeAll()
+		}
 		if requestErr != nil {
 			return errors.Join(fmt.Errorf("request %s: %w", cfg.NetworkServices[i].String(), requestErr), closeAll())
 		}
