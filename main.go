@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/vxlan"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/metrics"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/cleanup"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/sdk/pkg/tools/log/logruslogger"
@@ -30,6 +31,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
 	"github.com/nsmfwd/forwarder-vpp/internal/registration"
+	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 	"github.com/nsmfwd/forwarder-vpp/internal/serve"
 	"github.com/nsmfwd/forwarder-vpp/internal/svid"
 	"github.com/nsmfwd/forwarder-vpp/internal/telemetry"
@@ -112,6 +114,7 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 		identity    *svid.Source
 		dialOptions []grpc.DialOption
 		server      *grpc.Server
+		leftovers   *restore.Leftovers
 	)
 	steps := []struct {
 		name string
@@ -144,6 +147,16 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 			log.FromContext(ctx).Infof("tunnel IP: %v", tunnelIP)
 			return err
 		}},
+		{"find what a previous run left in VPP and the kernel", func() (err error) {
+			if leftovers, err = restore.Scan(ctx, vppAPI); err != nil {
+				return err
+			}
+			// A live connection is refreshed well within its token lifetime; one that is not
+			// requested again by then is dead.
+			leftovers.ExpireAfter(ctx, cfg.MaxTokenLifetime)
+			log.FromContext(ctx).Infof("connections with leftovers from a previous run: %v", leftovers.Owners())
+			return nil
+		}},
 		{"retrieve the SVID (check the spire agent if this is the last phase logged)", func() (err error) {
 			if identity, err = svid.Fetch(ctx, svid.DefaultTimeout); err != nil {
 				return err
@@ -158,6 +171,8 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 			authorizeServer, authorizeMonitor := authz.Servers()
 			endpoint, err := xconnect.NewServer(endpointCtx, grpctransport.TokenGenerator(identity, cfg.MaxTokenLifetime), vppAPI, tunnelIP,
 				xconnect.WithName(cfg.Name),
+				xconnect.WithLeftovers(leftovers),
+				xconnect.WithMetricsOptions(metrics.WithSocket(vpp.StatsSocket())),
 				xconnect.WithAuthorizeServer(authorizeServer),
 				xconnect.WithAuthorizeMonitorConnectionServer(authorizeMonitor),
 				xconnect.WithClientURL(&cfg.ConnectTo),
