@@ -52,6 +52,11 @@ const (
 	vppReleaseBound    = 3 * time.Second
 	telemetryBound     = 2 * time.Second // exporters flush their last batch
 
+	// vppStartupBound caps each start-up phase that waits on VPP's answers. A VPP that accepted
+	// the connection but never answers must fail start-up, so that the pod restarts, rather than
+	// leave a forwarder that never serves; a healthy VPP answers these few calls in milliseconds.
+	vppStartupBound = 10 * time.Second
+
 	exitCodeFailure  = 1
 	exitCodeBadUsage = 2
 )
@@ -137,18 +142,22 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 			return nil
 		}},
 		{"hand the uplink to VPP", func() (err error) {
+			initCtx, cancel := context.WithTimeout(ctx, vppStartupBound)
+			defer cancel()
 			mode := cfg.VppInit
 			if vpp.External && mode != vppinit.None {
 				log.FromContext(ctx).Infof("external VPP at %s owns its uplink: NSM_VPP_INIT=%s is overridden to NONE", vpp.Socket, mode)
 				mode = vppinit.None
 			}
-			tunnelIP, err = vppinit.Run(ctx, vppAPI, mode, cfg.TunnelIP, vppinit.WithParams(cfg.InitParams),
+			tunnelIP, err = vppinit.Run(initCtx, vppAPI, mode, cfg.TunnelIP, vppinit.WithParams(cfg.InitParams),
 				vppinit.WithVlanDevices(slices.Collect(maps.Values(cfg.VlanDomainToDevice))...))
 			log.FromContext(ctx).Infof("tunnel IP: %v", tunnelIP)
 			return err
 		}},
 		{"find what a previous run left in VPP and the kernel", func() (err error) {
-			if leftovers, err = restore.Scan(ctx, vppAPI); err != nil {
+			scanCtx, cancel := context.WithTimeout(ctx, vppStartupBound)
+			defer cancel()
+			if leftovers, err = restore.Scan(scanCtx, vppAPI); err != nil {
 				return err
 			}
 			// A live connection is refreshed well within its token lifetime; one that is not
