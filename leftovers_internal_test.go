@@ -93,9 +93,12 @@ func TestStartExpiresTheTaggedTapAPreviousRunLeft(t *testing.T) {
 	deletes := vppsim.RequestsOf[*tapv2.TapDeleteV2](sim)
 	require.Len(t, deletes, 1)
 	require.Equal(t, leftover, deletes[0].SwIfIndex)
-	require.True(t, slices.ContainsFunc(loggedMessages(logged), func(message string) bool {
-		return strings.HasPrefix(message, "restore: released VPP interface tap0") && strings.Contains(message, "nsc-conn-of-last-run")
-	}), "the release is logged: %v", loggedMessages(logged))
+	// VPP answers the delete before the forwarder logs it.
+	require.Eventually(t, func() bool {
+		return slices.ContainsFunc(loggedMessages(logged), func(message string) bool {
+			return strings.HasPrefix(message, "restore: released VPP interface tap0") && strings.Contains(message, "nsc-conn-of-last-run")
+		})
+	}, 5*time.Second, 20*time.Millisecond, "the release is logged")
 	require.ErrorAs(t, hostLinkIn(client, "fcs-old0"), new(netlink.LinkNotFoundError), "the tap's kernel side is gone from the client's namespace")
 }
 
