@@ -81,7 +81,7 @@ func TestStartExpiresTheTaggedTapAPreviousRunLeft(t *testing.T) {
 	var phases lifecycle.Lifecycle
 	defer func() { abort(context.Canceled); stopWithin(t, ctx, &phases, 15*time.Second) }()
 	began := time.Now()
-	require.NoError(t, startIn(node, ctx, abort, cfg, &phases, connectVPP))
+	require.NoError(t, startIn(ctx, node, abort, cfg, &phases, connectVPP))
 
 	require.Contains(t, loggedMessages(logged), "connections with leftovers from a previous run: [nsc-conn-of-last-run]")
 	require.Eventually(t, func() bool {

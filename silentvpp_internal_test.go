@@ -93,7 +93,7 @@ func TestVPPThatNeverAnswersFailsStartUpWithinItsBound(t *testing.T) {
 			var phases lifecycle.Lifecycle
 			defer phases.Stop(ctx)
 			began := time.Now()
-			err := startIn(c.node, ctx, abort, c.cfg, &phases, c.connect)
+			err := startIn(ctx, c.node, abort, c.cfg, &phases, c.connect)
 			outcomes[i] <- outcome{err, time.Since(began)}
 		}()
 	}

@@ -88,7 +88,7 @@ func forwarderEnv(t *testing.T, domain *testidentity.TrustDomain, registrySocket
 
 // startIn runs start on a thread inside node, the forwarder pod's namespace: what the restore scan
 // finds in the kernel is the test's, never the test host's.
-func startIn(node *vppsimtest.Netns, ctx context.Context, abort context.CancelCauseFunc, cfg *config.Config, phases *lifecycle.Lifecycle, connect vppConnector) error {
+func startIn(ctx context.Context, node *vppsimtest.Netns, abort context.CancelCauseFunc, cfg *config.Config, phases *lifecycle.Lifecycle, connect vppConnector) error {
 	return node.Do(func() error { return start(ctx, abort, cfg, phases, connect) })
 }
 
@@ -130,7 +130,7 @@ func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
 	ctx, abort := context.WithCancelCause(context.Background())
 	defer abort(nil)
 	var phases lifecycle.Lifecycle
-	require.NoError(t, startIn(node, ctx, abort, cfg, &phases, connectVPP))
+	require.NoError(t, startIn(ctx, node, abort, cfg, &phases, connectVPP))
 	require.Len(t, sim.Snapshot().Clients, 1, "the forwarder holds one API connection to VPP")
 	require.NotEmpty(t, vppsim.RequestsOf[*interfaces.SwInterfaceDump](sim), "the restore scan asked VPP for its interfaces")
 	require.Empty(t, vppsim.RequestsOf[*af_packet.AfPacketCreateV3](sim), "an external VPP keeps its uplink")
@@ -191,7 +191,7 @@ func TestSigtermWhileWaitingForTheRegistry(t *testing.T) {
 	ctx, abort := context.WithCancelCause(context.Background())
 	var phases lifecycle.Lifecycle
 	returned := make(chan error, 1)
-	go func() { returned <- startIn(node, ctx, abort, cfg, &phases, connectVPP) }()
+	go func() { returned <- startIn(ctx, node, abort, cfg, &phases, connectVPP) }()
 	select {
 	case err := <-returned:
 		t.Fatalf("start returned without a registry: %v", err)
