@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/vxlan"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/metrics"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/cleanup"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/sdk/pkg/tools/log/logruslogger"
@@ -30,6 +31,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
 	"github.com/nsmfwd/forwarder-vpp/internal/registration"
+	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 	"github.com/nsmfwd/forwarder-vpp/internal/serve"
 	"github.com/nsmfwd/forwarder-vpp/internal/svid"
 	"github.com/nsmfwd/forwarder-vpp/internal/telemetry"
@@ -49,6 +51,11 @@ const (
 	identityCloseBound = 2 * time.Second
 	vppReleaseBound    = 3 * time.Second
 	telemetryBound     = 2 * time.Second // exporters flush their last batch
+
+	// vppStartupBound caps each start-up phase that waits on VPP's answers. A VPP that accepted
+	// the connection but never answers must fail start-up, so that the pod restarts, rather than
+	// leave a forwarder that never serves; a healthy VPP answers these few calls in milliseconds.
+	vppStartupBound = 10 * time.Second
 
 	exitCodeFailure  = 1
 	exitCodeBadUsage = 2
@@ -112,6 +119,7 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 		identity    *svid.Source
 		dialOptions []grpc.DialOption
 		server      *grpc.Server
+		leftovers   *restore.Leftovers
 	)
 	steps := []struct {
 		name string
@@ -134,15 +142,29 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 			return nil
 		}},
 		{"hand the uplink to VPP", func() (err error) {
+			initCtx, cancel := context.WithTimeout(ctx, vppStartupBound)
+			defer cancel()
 			mode := cfg.VppInit
 			if vpp.External && mode != vppinit.None {
 				log.FromContext(ctx).Infof("external VPP at %s owns its uplink: NSM_VPP_INIT=%s is overridden to NONE", vpp.Socket, mode)
 				mode = vppinit.None
 			}
-			tunnelIP, err = vppinit.Run(ctx, vppAPI, mode, cfg.TunnelIP, vppinit.WithParams(cfg.InitParams),
+			tunnelIP, err = vppinit.Run(initCtx, vppAPI, mode, cfg.TunnelIP, vppinit.WithParams(cfg.InitParams),
 				vppinit.WithVlanDevices(slices.Collect(maps.Values(cfg.VlanDomainToDevice))...))
 			log.FromContext(ctx).Infof("tunnel IP: %v", tunnelIP)
 			return err
+		}},
+		{"find what a previous run left in VPP and the kernel", func() (err error) {
+			scanCtx, cancel := context.WithTimeout(ctx, vppStartupBound)
+			defer cancel()
+			if leftovers, err = restore.Scan(scanCtx, vppAPI); err != nil {
+				return err
+			}
+			// A live connection is refreshed well within its token lifetime; one that is not
+			// requested again by then is dead.
+			leftovers.ExpireAfter(ctx, cfg.MaxTokenLifetime)
+			log.FromContext(ctx).Infof("connections with leftovers from a previous run: %v", leftovers.Owners())
+			return nil
 		}},
 		{"retrieve the SVID (check the spire agent if this is the last phase logged)", func() (err error) {
 			if identity, err = svid.Fetch(ctx, svid.DefaultTimeout); err != nil {
@@ -158,6 +180,8 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 			authorizeServer, authorizeMonitor := authz.Servers()
 			endpoint, err := xconnect.NewServer(endpointCtx, grpctransport.TokenGenerator(identity, cfg.MaxTokenLifetime), vppAPI, tunnelIP,
 				xconnect.WithName(cfg.Name),
+				xconnect.WithLeftovers(leftovers),
+				xconnect.WithMetricsOptions(metrics.WithSocket(vpp.StatsSocket())),
 				xconnect.WithAuthorizeServer(authorizeServer),
 				xconnect.WithAuthorizeMonitorConnectionServer(authorizeMonitor),
 				xconnect.WithClientURL(&cfg.ConnectTo),

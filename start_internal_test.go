@@ -6,27 +6,26 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/golang/protobuf/ptypes/empty"
 	"github.com/stretchr/testify/require"
-	"go.fd.io/govpp/adapter/mock"
-	"go.fd.io/govpp/api"
-	"go.fd.io/govpp/core"
 	"google.golang.org/grpc"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
+	"github.com/networkservicemesh/govpp/binapi/af_packet"
+	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
 	"github.com/nsmfwd/forwarder-vpp/internal/svid"
 	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
 // recordingRegistry stands in for nsmgr's registry.
@@ -60,34 +59,12 @@ func (r *recordingRegistry) snapshot() (registered []*registryapi.NetworkService
 	return append(registered, r.registered...), append(unregistered, r.unregistered...)
 }
 
-// answeringVPP replies to every request with the zero reply of its type; dumps list nothing.
-func answeringVPP(t *testing.T) api.Connection {
-	adapter := mock.NewVppAdapter()
-	adapter.MockReplyHandler(func(request mock.MessageDTO) ([]byte, uint16, bool) {
-		if strings.HasSuffix(request.MsgName, "_dump") || request.MsgName == "" {
-			return nil, 0, false // the mock's default reply is ignored by govpp: an empty dump
-		}
-		for pkg := range api.GetRegisteredMessages() {
-			if reply, replyID, ok := adapter.ReplyFor(pkg, request.MsgName); ok {
-				data, err := adapter.ReplyBytes(request, reply)
-				require.NoError(t, err)
-				return data, replyID, true
-			}
-		}
-		return nil, 0, false
-	})
-	conn, err := core.Connect(adapter)
-	require.NoError(t, err)
-	t.Cleanup(conn.Disconnect)
-	return conn
-}
+// netnsPrefix starts the name of every namespace these tests create.
+const netnsPrefix = "fcs"
 
-// TestStartServesRegistersAndShutsDownInOrder runs every start-up phase in-process against a
-// VPP answering through govpp's mock, a fake workload API and a fake registry, then stops as on
-// SIGTERM.
 // forwarderEnv sets the environment of a forwarder registering at registrySocket, with an
-// in-memory SPIFFE identity of domain and a VPP answering through govpp's mock.
-func forwarderEnv(t *testing.T, domain *testidentity.TrustDomain, registrySocket string) (cfg *config.Config, listenSocket string, connect vppConnector) {
+// in-memory SPIFFE identity of domain and the VPP API socket vppSocket.
+func forwarderEnv(t *testing.T, domain *testidentity.TrustDomain, registrySocket, vppSocket string) (cfg *config.Config, listenSocket string) {
 	dir := t.TempDir()
 	t.Setenv(svid.EndpointSocketEnv, testidentity.ServeWorkloadAPI(t, domain.Issue("/forwarder")))
 	policy := filepath.Join(dir, "allow.rego")
@@ -100,22 +77,23 @@ func forwarderEnv(t *testing.T, domain *testidentity.TrustDomain, registrySocket
 		"NSM_REGISTRY_CLIENT_POLICIES": policy,
 		"NSM_TUNNEL_IP":                "127.0.0.1",
 		"NSM_DIAL_TIMEOUT":             "2s",
+		"NSM_VPP_API_SOCKET":           vppSocket,
 	} {
 		t.Setenv(variable, value)
 	}
 	cfg, err := config.Load()
 	require.NoError(t, err)
-	vppAPI := answeringVPP(t)
-	return cfg, listenSocket, func(context.Context, context.Context, string) (*vppconn.Connection, error) {
-		return &vppconn.Connection{Connection: vppAPI, External: true, Socket: "mock"}, nil
-	}
+	return cfg, listenSocket
 }
 
-// TestStartServesRegistersAndShutsDownInOrder runs every start-up phase in-process against a
-// VPP answering through govpp's mock, a fake workload API and a fake registry, then stops as on
-// SIGTERM.
-func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
-	domain := testidentity.NewTrustDomain(t, "test.nsm")
+// startIn runs start on a thread inside node, the forwarder pod's namespace: what the restore scan
+// finds in the kernel is the test's, never the test host's.
+func startIn(ctx context.Context, node *vppsimtest.Netns, abort context.CancelCauseFunc, cfg *config.Config, phases *lifecycle.Lifecycle, connect vppConnector) error {
+	return node.Do(func() error { return start(ctx, abort, cfg, phases, connect) })
+}
+
+// serveRegistry runs a registry of domain on a temporary unix socket until the test ends.
+func serveRegistry(t *testing.T, domain *testidentity.TrustDomain) (*recordingRegistry, string) {
 	registrySocket := filepath.Join(t.TempDir(), "registry.sock")
 	registryListener, err := net.Listen("unix", registrySocket)
 	require.NoError(t, err)
@@ -124,12 +102,38 @@ func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
 	registryapi.RegisterNetworkServiceEndpointRegistryServer(registryServer, registry)
 	go func() { _ = registryServer.Serve(registryListener) }()
 	t.Cleanup(registryServer.Stop)
-	cfg, listenSocket, connectMock := forwarderEnv(t, domain, registrySocket)
+	return registry, registrySocket
+}
+
+// stopWithin runs phases.Stop as on SIGTERM and fails the test if it takes longer than bound.
+func stopWithin(t *testing.T, ctx context.Context, phases *lifecycle.Lifecycle, bound time.Duration) {
+	t.Helper()
+	stopped := make(chan struct{})
+	go func() { phases.Stop(ctx); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(bound):
+		t.Fatal("shutdown did not finish")
+	}
+}
+
+// TestStartServesRegistersAndShutsDownInOrder runs every start-up phase in-process against a VPP
+// simulator speaking VPP's API protocol on its socket, a fake workload API and a fake registry,
+// then stops as on SIGTERM.
+func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
+	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	registry, registrySocket := serveRegistry(t, domain)
+	node := vppsimtest.NewNetns(t, netnsPrefix)
+	sim := vppsimtest.StartSim(t, node.Name)
+	cfg, listenSocket := forwarderEnv(t, domain, registrySocket, sim.APISocket())
 
 	ctx, abort := context.WithCancelCause(context.Background())
 	defer abort(nil)
 	var phases lifecycle.Lifecycle
-	require.NoError(t, start(ctx, abort, cfg, &phases, connectMock))
+	require.NoError(t, startIn(ctx, node, abort, cfg, &phases, connectVPP))
+	require.Len(t, sim.Snapshot().Clients, 1, "the forwarder holds one API connection to VPP")
+	require.NotEmpty(t, vppsim.RequestsOf[*interfaces.SwInterfaceDump](sim), "the restore scan asked VPP for its interfaces")
+	require.Empty(t, vppsim.RequestsOf[*af_packet.AfPacketCreateV3](sim), "an external VPP keeps its uplink")
 
 	registered, _ := registry.snapshot()
 	require.Len(t, registered, 1)
@@ -166,30 +170,28 @@ func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
 
 	// SIGTERM: unregister, stop serving (the open monitor stream is cut), clean up, release VPP.
 	abort(context.Canceled)
-	stopped := make(chan struct{})
-	go func() { phases.Stop(ctx); close(stopped) }()
-	select {
-	case <-stopped:
-	case <-time.After(15 * time.Second):
-		t.Fatal("shutdown did not finish")
-	}
+	stopWithin(t, ctx, &phases, 15*time.Second)
 	_, unregistered := registry.snapshot()
 	require.Equal(t, []string{"forwarder-test"}, unregistered)
 	_, err = monitor.Recv()
 	require.Error(t, err, "live streams are closed on shutdown")
 	_, err = net.DialTimeout("unix", listenSocket, time.Second)
 	require.True(t, err != nil || errors.Is(err, net.ErrClosed), "nothing accepts on the listen socket any more")
+	require.Eventually(t, func() bool { return len(sim.Snapshot().Clients) == 0 }, 5*time.Second, 20*time.Millisecond,
+		"the VPP API connection is released")
 }
 
 // nsmgr may never come up; SIGTERM must still end start-up promptly.
 func TestSigtermWhileWaitingForTheRegistry(t *testing.T) {
 	domain := testidentity.NewTrustDomain(t, "test.nsm")
-	cfg, _, connectMock := forwarderEnv(t, domain, filepath.Join(t.TempDir(), "nsmgr-not-yet.sock"))
+	node := vppsimtest.NewNetns(t, netnsPrefix)
+	sim := vppsimtest.StartSim(t, node.Name)
+	cfg, _ := forwarderEnv(t, domain, filepath.Join(t.TempDir(), "nsmgr-not-yet.sock"), sim.APISocket())
 
 	ctx, abort := context.WithCancelCause(context.Background())
 	var phases lifecycle.Lifecycle
 	returned := make(chan error, 1)
-	go func() { returned <- start(ctx, abort, cfg, &phases, connectMock) }()
+	go func() { returned <- startIn(ctx, node, abort, cfg, &phases, connectVPP) }()
 	select {
 	case err := <-returned:
 		t.Fatalf("start returned without a registry: %v", err)

@@ -30,6 +30,12 @@ type Connection struct {
 	disconnect func()
 }
 
+// StatsSocket is VPP's statistics segment socket. VPP's packaged configuration, vpphelper's and
+// the stock forwarder's external-VPP convention all put it beside the API socket.
+func (c *Connection) StatsSocket() string {
+	return filepath.Join(filepath.Dir(c.Socket), "stats.sock")
+}
+
 // Close releases the API connection. A VPP the forwarder started stops with the context given to
 // Connect.
 func (c *Connection) Close() {

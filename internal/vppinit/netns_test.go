@@ -1,45 +1,30 @@
 package vppinit_test
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"net"
-	"os"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
-// newTestNetns creates a named namespace (fcmd prefix), brings its lo up and returns a netlink
-// handle inside it. The namespace is deleted when the test ends, whatever happened.
-func newTestNetns(t *testing.T) *netlink.Handle {
-	if os.Geteuid() != 0 {
-		t.Skip("creating network namespaces needs root")
-	}
-	name := fmt.Sprintf("fcmd-%d-%d", os.Getpid(), rand.IntN(1_000_000))
+// netnsPrefix starts the name of every namespace these tests create.
+const netnsPrefix = "fcs"
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	origin, err := netns.Get()
+// newTestNetns creates a namespace (lo up, deleted when the test ends, whatever happened) and
+// returns it with a netlink handle inside it.
+func newTestNetns(t *testing.T) (*vppsimtest.Netns, *netlink.Handle) {
+	ns := vppsimtest.NewNetns(t, netnsPrefix)
+	nsHandle, err := netns.GetFromName(ns.Name)
 	require.NoError(t, err)
-	defer func() { _ = origin.Close() }()
-	created, err := netns.NewNamed(name)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = netns.DeleteNamed(name) })
-	require.NoError(t, netns.Set(origin))
-
-	handle, err := netlink.NewHandleAt(created)
-	_ = created.Close()
+	defer func() { _ = nsHandle.Close() }()
+	handle, err := netlink.NewHandleAt(nsHandle)
 	require.NoError(t, err)
 	t.Cleanup(handle.Close)
-
-	lo, err := handle.LinkByName("lo")
-	require.NoError(t, err)
-	require.NoError(t, handle.LinkSetUp(lo))
-	return handle
+	return ns, handle
 }
 
 // addVeth creates a veth pair in the namespace, brings it up and returns the named end.

@@ -71,9 +71,13 @@ func setPromiscInVPP(ctx context.Context, vppConn api.Connection, device string)
 			continue
 		}
 		request := &interfaces.SwInterfaceSetPromisc{SwIfIndex: details.SwIfIndex, PromiscOn: true}
-		return timed(ctx, "SwInterfaceSetPromisc", func() error {
+		err = timed(ctx, "SwInterfaceSetPromisc", func() error {
 			_, err := interfaces.NewServiceClient(vppConn).SwInterfaceSetPromisc(ctx, request)
 			return err
 		})
+		if err != nil {
+			return fmt.Errorf("vlan device %s: promiscuous mode in VPP: %w", device, err)
+		}
+		return nil
 	}
 }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	logrustest "github.com/sirupsen/logrus/hooks/test"
+	"github.com/stretchr/testify/require"
+	"github.com/vishvananda/netlink"
+
+	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
+	"github.com/networkservicemesh/govpp/binapi/interface_types"
+	"github.com/networkservicemesh/govpp/binapi/tapv2"
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+	"github.com/networkservicemesh/sdk/pkg/tools/log/logruslogger"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
+)
+
+// leaveTaggedTap makes sim hold what a previous forwarder run leaves for a kernel connection: a tap
+// whose host side sits in client, tagged with the connection ID as sdk-vpp's tag element does.
+func leaveTaggedTap(t *testing.T, sim *vppsim.Sim, client *vppsimtest.Netns, hostName, connectionID string) interface_types.InterfaceIndex {
+	t.Helper()
+	conn := vppsimtest.Dial(t, sim)
+	defer conn.Disconnect()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	created, err := tapv2.NewServiceClient(conn).TapCreateV3(ctx, &tapv2.TapCreateV3{
+		ID: ^uint32(0), UseRandomMac: true, NumRxQueues: 1,
+		HostIfNameSet: true, HostIfName: hostName, HostNamespaceSet: true, HostNamespace: client.Name,
+	})
+	require.NoError(t, err)
+	_, err = interfaces.NewServiceClient(conn).SwInterfaceTagAddDel(ctx, &interfaces.SwInterfaceTagAddDel{
+		IsAdd: true, SwIfIndex: created.SwIfIndex, Tag: connectionID,
+	})
+	require.NoError(t, err)
+	return created.SwIfIndex
+}
+
+// captureLog gives ctx a logrus logger whose messages the returned hook records.
+func captureLog(t *testing.T, ctx context.Context) (context.Context, *logrustest.Hook) {
+	hook := new(logrustest.Hook)
+	previous := logrus.StandardLogger().ReplaceHooks(logrus.LevelHooks{})
+	logrus.AddHook(hook)
+	t.Cleanup(func() { logrus.StandardLogger().ReplaceHooks(previous) })
+	return log.WithLog(ctx, logruslogger.New(ctx)), hook
+}
+
+func loggedMessages(hook *logrustest.Hook) []string {
+	var messages []string
+	for _, entry := range hook.AllEntries() {
+		messages = append(messages, entry.Message)
+	}
+	return messages
+}
+
+// A forwarder that restarts next to an external VPP finds the tagged tap its previous run left,
+// reports the connection owning it, and removes it from VPP and the kernel once the connection has
+// not been requested again within the token lifetime.
+func TestStartExpiresTheTaggedTapAPreviousRunLeft(t *testing.T) {
+	const tokenLifetime = time.Second
+	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	_, registrySocket := serveRegistry(t, domain)
+	node, client := vppsimtest.NewNetns(t, netnsPrefix), vppsimtest.NewNetns(t, netnsPrefix)
+	sim := vppsimtest.StartSim(t, node.Name)
+	leftover := leaveTaggedTap(t, sim, client, "fcs-old0", "nsc-conn-of-last-run")
+	require.NoError(t, hostLinkIn(client, "fcs-old0"), "the leftover tap has its kernel side in the client's namespace")
+	t.Setenv("NSM_MAX_TOKEN_LIFETIME", tokenLifetime.String())
+	cfg, _ := forwarderEnv(t, domain, registrySocket, sim.APISocket())
+
+	ctx, abort := context.WithCancelCause(context.Background())
+	defer abort(nil)
+	ctx, logged := captureLog(t, ctx)
+	var phases lifecycle.Lifecycle
+	defer func() { abort(context.Canceled); stopWithin(t, ctx, &phases, 15*time.Second) }()
+	began := time.Now()
+	require.NoError(t, startIn(ctx, node, abort, cfg, &phases, connectVPP))
+
+	require.Contains(t, loggedMessages(logged), "connections with leftovers from a previous run: [nsc-conn-of-last-run]")
+	require.Eventually(t, func() bool {
+		_, held := sim.State().Interfaces[uint32(leftover)]
+		return !held
+	}, 5*time.Second, 20*time.Millisecond, "the tagged tap outlived the token lifetime")
+	require.GreaterOrEqual(t, time.Since(began), tokenLifetime, "the tap was released before its connection could come back")
+
+	deletes := vppsim.RequestsOf[*tapv2.TapDeleteV2](sim)
+	require.Len(t, deletes, 1)
+	require.Equal(t, leftover, deletes[0].SwIfIndex)
+	// VPP answers the delete before the forwarder logs it.
+	require.Eventually(t, func() bool {
+		return slices.ContainsFunc(loggedMessages(logged), func(message string) bool {
+			return strings.HasPrefix(message, "restore: released VPP interface tap0") && strings.Contains(message, "nsc-conn-of-last-run")
+		})
+	}, 5*time.Second, 20*time.Millisecond, "the release is logged")
+	require.ErrorAs(t, hostLinkIn(client, "fcs-old0"), new(netlink.LinkNotFoundError), "the tap's kernel side is gone from the client's namespace")
+}
+
+// hostLinkIn looks the named link up in ns: nil when it is there.
+func hostLinkIn(ns *vppsimtest.Netns, name string) error {
+	return ns.Do(func() error {
+		_, err := netlink.LinkByName(name)
+		return err
+	})
+}
