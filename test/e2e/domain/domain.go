@@ -73,8 +73,8 @@ const (
 	// seconds here, much more when CI compiles and tests other packages
 	// alongside.
 	startTimeout = 2 * time.Minute
-	// connectTimeout bounds a client's first Request: the forwarder may spend
-	// seconds per Request waiting for VPP's stats socket, more on a busy CI.
+	// connectTimeout bounds a client's first Request, which retries until
+	// then; generous for a CI machine compiling other packages alongside.
 	connectTimeout = 2 * time.Minute
 	stopGrace      = 15 * time.Second
 	pollInterval   = 200 * time.Millisecond
