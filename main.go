@@ -256,7 +256,9 @@ func withLogger(ctx context.Context, cfg *config.Config) context.Context {
 	logrus.SetFormatter(&nested.Formatter{})
 	level, _ := logrus.ParseLevel(cfg.LogLevel) // validated by config.Load
 	logrus.SetLevel(level)
-	log.EnableTracing(level == logrus.TraceLevel)
+	// The sdk's chain tracing decides per message from the log level; with tracing off its
+	// DEBUG path dereferences a tracer it never built, so it stays on as in the stock commands.
+	log.EnableTracing(true)
 	return log.WithLog(ctx, logruslogger.New(ctx, map[string]interface{}{"cmd": "forwarder-vpp"}))
 }
 
