@@ -348,3 +348,36 @@ func (w *writeWatch) settle(t *testing.T) []string {
 	defer w.mu.Unlock()
 	return w.writes
 }
+
+// A connection whose namespace is gone (its pod was deleted) took its kernel state with it: the
+// release only forgets it, under either form of recorded URL.
+func TestJournalLeftoverOfAVanishedNamespaceIsForgotten(t *testing.T) {
+	client := newClientNetns(t, "nsm-a")
+	journalDir := t.TempDir()
+	j, err := journal.Open(context.Background(), journalDir)
+	require.NoError(t, err)
+	byInode := client.connection("conn-inode", "nsm-a", 1)
+	byFile := client.connection("conn-file", "nsm-a", 2)
+	kernel.ToMechanism(byFile.GetMechanism()).SetNetNSURL(client.fileURL)
+	require.NoError(t, j.Record(byInode))
+	require.NoError(t, j.Record(byFile))
+	_ = client.ns.Close()
+	require.NoError(t, netns.DeleteNamed(client.name))
+
+	for _, url := range []string{client.inodeURL, client.fileURL} {
+		_, found, err := resolveNetNS(url)
+		require.NoError(t, err)
+		require.False(t, found, "%s still resolves after its namespace was deleted", url)
+	}
+	reopened, err := journal.Open(context.Background(), journalDir)
+	require.NoError(t, err)
+	newLeftovers(scanJournal(reopened, NewKernelCleanupServer())).ReleaseAll(context.Background())
+	require.Empty(t, reopened.Connections())
+}
+
+func TestRecordedNetNSURLMustBeFileOrInode(t *testing.T) {
+	for _, url := range []string{"", "inode://4/not-a-number", "tcp://1.2.3.4"} {
+		_, _, err := resolveNetNS(url)
+		require.Error(t, err, url)
+	}
+}
