@@ -35,7 +35,9 @@ type Journal struct {
 // entry is one connection's record; its lock orders the file writes of that connection.
 type entry struct {
 	mu   sync.Mutex
-	conn *networkservice.Connection // nil once forgotten
+	conn *networkservice.Connection // nil until recorded, and once forgotten
+	// detached is set when Forget takes the entry out of the map.
+	detached bool
 }
 
 // Open uses dir (created if missing) as the journal and loads what it holds. A file that cannot be
@@ -128,8 +130,7 @@ func (j *Journal) Record(conn *networkservice.Connection) error {
 	if stripped == nil {
 		return j.Forget(conn.GetId())
 	}
-	e := j.entry(stripped.GetId(), true)
-	e.mu.Lock()
+	e := j.lockedEntry(stripped.GetId())
 	defer e.mu.Unlock()
 	if proto.Equal(e.conn, stripped) {
 		return nil
@@ -152,19 +153,31 @@ func (j *Journal) Forget(id string) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.conn == nil {
-		return nil
-	}
-	if err := os.Remove(filepath.Join(j.dir, fileName(id))); err != nil && !os.IsNotExist(err) {
-		return errors.Wrapf(err, "journal: removing the record of %s", id)
+	if e.conn != nil {
+		if err := os.Remove(filepath.Join(j.dir, fileName(id))); err != nil && !os.IsNotExist(err) {
+			return errors.Wrapf(err, "journal: removing the record of %s", id)
+		}
 	}
 	e.conn = nil
+	e.detached = true
 	j.mu.Lock()
-	if j.entries[id] == e {
-		delete(j.entries, id)
-	}
+	delete(j.entries, id)
 	j.mu.Unlock()
 	return nil
+}
+
+// lockedEntry returns the connection's entry, locked, creating it if need be. An entry a
+// concurrent Forget detached while this call waited for it is not used: what were recorded in it
+// would be on disk but unknown to the map.
+func (j *Journal) lockedEntry(id string) *entry {
+	for {
+		e := j.entry(id, true)
+		e.mu.Lock()
+		if !e.detached {
+			return e
+		}
+		e.mu.Unlock()
+	}
 }
 
 func (j *Journal) entry(id string, create bool) *entry {

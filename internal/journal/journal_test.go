@@ -3,6 +3,7 @@ package journal_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -195,4 +196,36 @@ func (f *failingTail) Request(_ context.Context, request *networkservice.Network
 
 func (f *failingTail) Close(context.Context, *networkservice.Connection) (*empty.Empty, error) {
 	return &empty.Empty{}, f.closeErr
+}
+
+// Requests and Closes of one connection racing each other leave the disk and the journal agreeing.
+func TestConcurrentRecordAndForgetAgreeWithTheDisk(t *testing.T) {
+	dir := t.TempDir()
+	j, err := journal.Open(context.Background(), dir)
+	require.NoError(t, err)
+	done := make(chan struct{})
+	for worker := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 50 {
+				conn := kernelConnection("conn-1", "")
+				conn.GetContext().GetIpContext().SrcIpAddrs = []string{fmt.Sprintf("172.16.%d.%d/32", worker, i)}
+				if i%3 == 0 {
+					_ = j.Forget("conn-1")
+					continue
+				}
+				_ = j.Record(conn)
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	require.Len(t, recordFiles(t, dir), len(j.Connections()))
+	reopened, err := journal.Open(context.Background(), dir)
+	require.NoError(t, err)
+	require.Equal(t, len(j.Connections()), len(reopened.Connections()))
+	if len(j.Connections()) == 1 {
+		require.True(t, proto.Equal(j.Connections()[0], reopened.Connections()[0]), "the disk holds another content than the journal")
+	}
 }
