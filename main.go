@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -29,6 +30,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/authz"
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
 	"github.com/nsmfwd/forwarder-vpp/internal/registration"
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
@@ -120,6 +122,7 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 		dialOptions []grpc.DialOption
 		server      *grpc.Server
 		leftovers   *restore.Leftovers
+		connections *journal.Journal
 	)
 	steps := []struct {
 		name string
@@ -154,10 +157,17 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 			log.FromContext(ctx).Infof("tunnel IP: %v", tunnelIP)
 			return err
 		}},
+		{"open the connection journal", func() (err error) {
+			// One journal per forwarder: several forwarders on a host must never share one.
+			if connections, err = journal.Open(ctx, filepath.Join(cfg.StateDir, cfg.Name)); err != nil {
+				return fmt.Errorf("NSM_STATE_DIR=%s: %w", cfg.StateDir, err)
+			}
+			return nil
+		}},
 		{"find what a previous run left in VPP and the kernel", func() (err error) {
 			scanCtx, cancel := context.WithTimeout(ctx, vppStartupBound)
 			defer cancel()
-			if leftovers, err = restore.Scan(scanCtx, vppAPI); err != nil {
+			if leftovers, err = restore.Scan(scanCtx, vppAPI, restore.WithJournal(connections, restore.NewKernelCleanupServer())); err != nil {
 				return err
 			}
 			// A live connection is refreshed well within its token lifetime; one that is not
@@ -181,6 +191,7 @@ func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 			endpoint, err := xconnect.NewServer(endpointCtx, grpctransport.TokenGenerator(identity, cfg.MaxTokenLifetime), vppAPI, tunnelIP,
 				xconnect.WithName(cfg.Name),
 				xconnect.WithLeftovers(leftovers),
+				xconnect.WithJournal(connections),
 				xconnect.WithMetricsOptions(metrics.WithSocket(vpp.StatsSocket())),
 				xconnect.WithAuthorizeServer(authorizeServer),
 				xconnect.WithAuthorizeMonitorConnectionServer(authorizeMonitor),

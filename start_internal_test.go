@@ -78,6 +78,7 @@ func forwarderEnv(t *testing.T, domain *testidentity.TrustDomain, registrySocket
 		"NSM_TUNNEL_IP":                "127.0.0.1",
 		"NSM_DIAL_TIMEOUT":             "2s",
 		"NSM_VPP_API_SOCKET":           vppSocket,
+		"NSM_STATE_DIR":                filepath.Join(dir, "state"),
 	} {
 		t.Setenv(variable, value)
 	}

@@ -65,6 +65,7 @@ func TestDefaults(t *testing.T) {
 	require.Empty(t, cfg.VlanDomainToDevice)
 	require.Empty(t, cfg.MechanismPriority)
 	require.Equal(t, kernelif.Auto, cfg.KernelInterfaceType)
+	require.Equal(t, "/var/lib/networkservicemesh/forwarder-vpp", cfg.StateDir)
 }
 
 func TestEveryVariable(t *testing.T) {
@@ -127,6 +128,7 @@ func TestEveryVariable(t *testing.T) {
 			require.Equal(t, []string{"VXLAN", "KERNEL"}, c.MechanismPriority)
 		}},
 		{"NSM_KERNEL_INTERFACE_TYPE", "veth", func(t *testing.T, c *config.Config) { require.Equal(t, kernelif.Veth, c.KernelInterfaceType) }},
+		{"NSM_STATE_DIR", "/var/lib/fwd-state", func(t *testing.T, c *config.Config) { require.Equal(t, "/var/lib/fwd-state", c.StateDir) }},
 	}
 	covered := map[string]bool{}
 	for _, tc := range cases {

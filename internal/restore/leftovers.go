@@ -14,6 +14,9 @@ type leftover struct {
 	owner       string
 	description string
 	release     func(ctx context.Context) error
+	// dropOnClaim marks state the chain's own elements reconcile in place when the connection is
+	// requested again: releasing it then would only delete what the chain re-adds at once.
+	dropOnClaim bool
 }
 
 // Leftovers holds the objects found at start-up, grouped by the connection ID that owns them.
@@ -43,7 +46,7 @@ func (l *Leftovers) Owners() []string {
 	return owners
 }
 
-// ReleaseOwned removes the leftovers of the given connection IDs. Each leftover is released at
+// ReleaseOwned removes the leftovers of the given connection IDs, whatever their kind. Each leftover is released at
 // most once: it is taken out of the set before it is removed, so a concurrent caller never
 // removes it again (a failed removal is logged, not retried, because the next Request recreates
 // the connection's objects anyway and the expiry pass catches what stays unclaimed).
@@ -56,6 +59,25 @@ func (l *Leftovers) ReleaseOwned(ctx context.Context, owners ...string) {
 	}
 	l.mu.Unlock()
 	releaseAll(ctx, taken)
+}
+
+// Claim hands the leftovers of the given connection IDs over to a Request that rebuilds the
+// connection: those in the way of the rebuild are released, those the chain adopts are dropped.
+func (l *Leftovers) Claim(ctx context.Context, owners ...string) {
+	var released []leftover
+	l.mu.Lock()
+	for _, owner := range owners {
+		for _, item := range l.byOwner[owner] {
+			if item.dropOnClaim {
+				log.FromContext(ctx).Infof("restore: connection %s is back, its %s is left to the chain", item.owner, item.description)
+				continue
+			}
+			released = append(released, item)
+		}
+		delete(l.byOwner, owner)
+	}
+	l.mu.Unlock()
+	releaseAll(ctx, released)
 }
 
 // ReleaseAll removes every leftover still unclaimed.

@@ -13,15 +13,16 @@ type restoreServer struct {
 	leftovers *Leftovers
 }
 
-// NewServer returns a chain element that releases a connection's leftovers from a previous run
-// before the rest of the chain builds the connection again. Place it before the mechanism
-// elements: the old tap or veth would otherwise collide with the new one.
+// NewServer returns a chain element that claims a connection's leftovers from a previous run
+// before the rest of the chain builds the connection again (see Leftovers.Claim), and releases
+// them all when the connection is closed. Place it before the mechanism elements: the old tap or
+// veth would otherwise collide with the new one.
 func NewServer(leftovers *Leftovers) networkservice.NetworkServiceServer {
 	return &restoreServer{leftovers: leftovers}
 }
 
 func (s *restoreServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
-	s.leftovers.ReleaseOwned(ctx, connectionIDs(request.GetConnection())...)
+	s.leftovers.Claim(ctx, connectionIDs(request.GetConnection())...)
 	return next.Server(ctx).Request(ctx, request)
 }
 

@@ -14,6 +14,7 @@ import (
 	authmonitor "github.com/networkservicemesh/sdk/pkg/tools/monitorconnection/authorize"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/expiry"
+	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
@@ -36,6 +37,7 @@ type options struct {
 	monitorRetryOptions     []monitorretry.Option
 	expiryOptions           []expiry.Option
 	leftovers               *restore.Leftovers
+	journal                 *journal.Journal
 }
 
 func defaultOptions() *options {
@@ -136,4 +138,10 @@ func WithExpiryOptions(expiryOptions ...expiry.Option) Option {
 // that a connection requested again is rebuilt on a clean slate (see package restore).
 func WithLeftovers(leftovers *restore.Leftovers) Option {
 	return func(o *options) { o.leftovers = leftovers }
+}
+
+// WithJournal records every live kernel connection in j, so that a later run can remove its kernel
+// state if it dies while the forwarder is down (see package journal). Without it nothing is recorded.
+func WithJournal(j *journal.Journal) Option {
+	return func(o *options) { o.journal = j }
 }

@@ -55,6 +55,7 @@ import (
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/xconnect/l2bridgedomain"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/expiry"
+	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
 	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
@@ -87,6 +88,7 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 			expiry.NewServer(ctx, o.expiryOptions...),
 			// Before every element that creates something the previous run may still hold.
 			restore.NewServer(o.leftovers),
+			journal.NewServer(o.journal),
 			requestcheck.NewServer(),
 			recvfd.NewServer(),
 			sendfd.NewServer(),
