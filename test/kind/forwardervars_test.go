@@ -9,41 +9,20 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/config"
 )
 
-// forwarderVariables are the variables forwarder-vpp reads: those of the stock cmd-forwarder-vpp v1.18
-// that apply without SR-IOV (issue 2, item 1), plus NSM_KERNEL_INTERFACE_TYPE. The DaemonSet may only
-// set these; TestForwarderHelpListsManifestVariables checks them against the built command itself.
-var forwarderVariables = map[string]bool{
-	"NSM_NAME":                             true,
-	"NSM_LABELS":                           true,
-	"NSM_NSNAME":                           true,
-	"NSM_CONNECT_TO":                       true,
-	"NSM_LISTEN_ON":                        true,
-	"NSM_MAX_TOKEN_LIFETIME":               true,
-	"NSM_REGISTRY_CLIENT_POLICIES":         true,
-	"NSM_LOG_LEVEL":                        true,
-	"NSM_DIAL_TIMEOUT":                     true,
-	"NSM_OPEN_TELEMETRY_ENDPOINT":          true,
-	"NSM_METRICS_EXPORT_INTERVAL":          true,
-	"NSM_PPROF_ENABLED":                    true,
-	"NSM_PPROF_LISTEN_ON":                  true,
-	"NSM_PROMETHEUS_LISTEN_ON":             true,
-	"NSM_PROMETHEUS_CERT_FILE":             true,
-	"NSM_PROMETHEUS_KEY_FILE":              true,
-	"NSM_PROMETHEUS_CA_FILE":               true,
-	"NSM_PROMETHEUS_MONITOR_CERTIFICATE":   true,
-	"NSM_PROMETHEUS_SERVER_HEADER_TIMEOUT": true,
-	"NSM_TUNNEL_IP":                        true,
-	"NSM_VXLAN_PORT":                       true,
-	"NSM_VPP_API_SOCKET":                   true,
-	"NSM_VPP_INIT":                         true,
-	"NSM_VPP_INIT_PARAMS":                  true,
-	"NSM_VPP_MIN_OPERATION_TIMEOUT":        true,
-	"NSM_DEVICE_SELECTOR_FILE":             true,
-	"NSM_MECHANISM_PRIORITY":               true,
-	"NSM_KERNEL_INTERFACE_TYPE":            true,
-}
+// forwarderVariables are the variables forwarder-vpp reads, straight from its configuration. The
+// DaemonSet may only set these; TestForwarderHelpListsManifestVariables checks them against the
+// built command itself.
+var forwarderVariables = func() map[string]bool {
+	names := map[string]bool{}
+	for _, name := range config.Variables() {
+		names[name] = true
+	}
+	return names
+}()
 
 // sriovVariables belong to the stock forwarder's SR-IOV support, which forwarder-vpp does not have:
 // a manifest setting them promises something that does not happen.
