@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"go.fd.io/govpp/api"
+	"google.golang.org/grpc"
+
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/vxlan"
+	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/metrics"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/cleanup"
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+	"github.com/networkservicemesh/vpphelper/extendtimeout"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/authz"
+	"github.com/nsmfwd/forwarder-vpp/internal/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/journal"
+	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/registration"
+	"github.com/nsmfwd/forwarder-vpp/internal/restore"
+	"github.com/nsmfwd/forwarder-vpp/internal/serve"
+	"github.com/nsmfwd/forwarder-vpp/internal/svid"
+	"github.com/nsmfwd/forwarder-vpp/internal/telemetry"
+	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
+	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
+	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
+)
+
+// Shutdown bounds: each step gets this long before the next one runs anyway. Their sum stays
+// under Kubernetes' default 30 s termination grace period, so the forwarder is never SIGKILLed
+// in the middle of releasing what it holds.
+const (
+	unregisterBound    = 3 * time.Second // one registry round trip
+	serverGrace        = 2 * time.Second // in-flight Requests finish; monitor streams are cut after it
+	serverStopBound    = serverGrace + time.Second
+	cleanupBound       = 15 * time.Second // every live connection closes its VPP and kernel resources
+	identityCloseBound = 2 * time.Second
+	vppReleaseBound    = 3 * time.Second
+	telemetryBound     = 2 * time.Second // exporters flush their last batch
+
+	// vppStartupBound caps each start-up phase that waits on VPP's answers. A VPP that accepted
+	// the connection but never answers must fail start-up, so that the pod restarts, rather than
+	// leave a forwarder that never serves; a healthy VPP answers these few calls in milliseconds.
+	vppStartupBound = 10 * time.Second
+)
+
+// vppConnector connects to VPP; a VPP the forwarder starts lives until lifetime ends.
+type vppConnector func(ctx, lifetime context.Context, socket string) (*vppconn.Connection, error)
+
+func connectVPP(ctx, lifetime context.Context, socket string) (*vppconn.Connection, error) {
+	return vppconn.Connect(ctx, socket, vppconn.WithLifetime(lifetime))
+}
+
+// forwarder carries what one start-up phase hands to the next. Each phase registers how to
+// undo itself with phases, so a failed start-up and a shutdown release the same things.
+type forwarder struct {
+	ctx     context.Context
+	abort   context.CancelCauseFunc
+	cfg     *config.Config
+	phases  *lifecycle.Lifecycle
+	connect vppConnector
+
+	vpp         *vppconn.Connection
+	vppAPI      api.Connection
+	tunnelIP    net.IP
+	connections *journal.Journal
+	leftovers   *restore.Leftovers
+	identity    *svid.Source
+	dialOptions []grpc.DialOption
+	server      *grpc.Server
+}
+
+func (f *forwarder) startTelemetry() error {
+	closer := telemetry.Start(f.ctx, func() { f.abort(errors.New("metrics server could not bind")) }, f.cfg)
+	f.phases.OnStop("flush telemetry", telemetryBound, func(context.Context) error { return closer.Close() })
+	return nil
+}
+
+func (f *forwarder) connectToVPP() (err error) {
+	vppCtx, stopVPP := context.WithCancel(context.WithoutCancel(f.ctx))
+	if f.vpp, err = f.connect(f.ctx, vppCtx, f.cfg.VppAPISocket); err != nil {
+		stopVPP()
+		return err
+	}
+	f.phases.OnStop("release VPP", vppReleaseBound, func(context.Context) error { f.vpp.Close(); stopVPP(); return nil })
+	go abortWhenVPPExits(f.vpp.Exited, f.abort)
+	f.vppAPI = extendtimeout.NewConnection(f.vpp, f.cfg.VPPMinOperationTimeout)
+	return nil
+}
+
+func (f *forwarder) initUplink() (err error) {
+	initCtx, cancel := context.WithTimeout(f.ctx, vppStartupBound)
+	defer cancel()
+	mode := f.cfg.VppInit
+	if f.vpp.External && mode != vppinit.None {
+		log.FromContext(f.ctx).Infof("external VPP at %s owns its uplink: NSM_VPP_INIT=%s is overridden to NONE", f.vpp.Socket, mode)
+		mode = vppinit.None
+	}
+	f.tunnelIP, err = vppinit.Run(initCtx, f.vppAPI, mode, f.cfg.TunnelIP, vppinit.WithParams(f.cfg.InitParams),
+		vppinit.WithVlanDevices(slices.Collect(maps.Values(f.cfg.VlanDomainToDevice))...))
+	log.FromContext(f.ctx).Infof("tunnel IP: %v", f.tunnelIP)
+	return err
+}
+
+func (f *forwarder) openJournal() (err error) {
+	// One journal per forwarder: several forwarders on a host must never share one.
+	if f.connections, err = journal.Open(f.ctx, filepath.Join(f.cfg.StateDir, f.cfg.Name)); err != nil {
+		return fmt.Errorf("NSM_STATE_DIR=%s: %w", f.cfg.StateDir, err)
+	}
+	return nil
+}
+
+func (f *forwarder) findLeftovers() (err error) {
+	scanCtx, cancel := context.WithTimeout(f.ctx, vppStartupBound)
+	defer cancel()
+	if f.leftovers, err = restore.Scan(scanCtx, f.vppAPI, restore.WithJournal(f.connections, restore.NewKernelCleanupServer())); err != nil {
+		return err
+	}
+	// A live connection is refreshed well within its token lifetime; one that is not
+	// requested again by then is dead.
+	f.leftovers.ExpireAfter(f.ctx, f.cfg.MaxTokenLifetime)
+	log.FromContext(f.ctx).Infof("connections with leftovers from a previous run: %v", f.leftovers.Owners())
+	return nil
+}
+
+func (f *forwarder) fetchIdentity() (err error) {
+	if f.identity, err = svid.Fetch(f.ctx, svid.DefaultTimeout); err != nil {
+		return err
+	}
+	f.phases.OnStop("close the SVID source", identityCloseBound, func(context.Context) error { return f.identity.Close() })
+	f.dialOptions = grpctransport.DialOptions(f.identity, grpctransport.TokenGenerator(f.identity, f.cfg.MaxTokenLifetime), grpctransport.DefaultKeepalive)
+	return nil
+}
+
+func (f *forwarder) buildEndpoint() error {
+	cfg := f.cfg
+	endpointCtx, closeConnections := context.WithCancel(context.WithoutCancel(f.ctx))
+	cleanupDone := make(chan struct{})
+	authorizeServer, authorizeMonitor := authz.Servers()
+	endpoint, err := xconnect.NewServer(endpointCtx, grpctransport.TokenGenerator(f.identity, cfg.MaxTokenLifetime), f.vppAPI, f.tunnelIP,
+		xconnect.WithName(cfg.Name),
+		xconnect.WithLeftovers(f.leftovers),
+		xconnect.WithJournal(f.connections),
+		xconnect.WithMetricsOptions(metrics.WithSocket(f.vpp.StatsSocket())),
+		xconnect.WithAuthorizeServer(authorizeServer),
+		xconnect.WithAuthorizeMonitorConnectionServer(authorizeMonitor),
+		xconnect.WithClientURL(&cfg.ConnectTo),
+		xconnect.WithDialTimeout(cfg.DialTimeout),
+		xconnect.WithDialOptions(f.dialOptions...),
+		xconnect.WithVlanDomainToDevice(cfg.VlanDomainToDevice),
+		xconnect.WithMechanismPriority(cfg.MechanismPriority),
+		xconnect.WithCleanupOptions(cleanup.WithoutGRPCCall(), cleanup.WithDoneChan(cleanupDone)),
+		xconnect.WithVxlanOptions(vxlan.WithPort(cfg.VxlanPort)),
+		xconnect.WithKernelInterface(cfg.KernelInterfaceType),
+	)
+	if err != nil {
+		closeConnections()
+		return err
+	}
+	f.phases.OnStop("close live connections", cleanupBound, func(stopCtx context.Context) error {
+		closeConnections()
+		select {
+		case <-cleanupDone:
+			return nil
+		case <-stopCtx.Done():
+			return stopCtx.Err()
+		}
+	})
+	f.server = grpc.NewServer(grpctransport.ServerOptions(f.identity, grpctransport.DefaultKeepalive)...)
+	endpoint.Register(f.server)
+	return nil
+}
+
+func (f *forwarder) serve() error {
+	running, err := serve.Start(&f.cfg.ListenOn, f.server)
+	if err != nil {
+		return err
+	}
+	f.phases.OnStop("stop accepting requests", serverStopBound, func(context.Context) error { running.Stop(serverGrace); return nil })
+	go abortOnServeError(running.Errors, f.abort)
+	return nil
+}
+
+func (f *forwarder) register() error {
+	cfg := f.cfg
+	registered, err := registration.Register(f.ctx, &cfg.ConnectTo, registration.Endpoint{
+		Name: cfg.Name, ServiceName: cfg.NSName, Labels: cfg.Labels, URL: &cfg.ListenOn,
+	}, cfg.RegistryClientPolicies, cfg.DialTimeout, f.dialOptions...)
+	if err != nil {
+		return err
+	}
+	f.phases.OnStop("unregister", unregisterBound, registered.Unregister)
+	return nil
+}
+
+func abortWhenVPPExits(exited <-chan error, abort context.CancelCauseFunc) {
+	if exited == nil {
+		return
+	}
+	// A clean exit closes the channel without an error: it is still the end of the data plane.
+	if err := <-exited; err != nil {
+		abort(fmt.Errorf("VPP exited: %w", err))
+	} else {
+		abort(errors.New("VPP exited"))
+	}
+}
+
+func abortOnServeError(errs <-chan error, abort context.CancelCauseFunc) {
+	if err, ok := <-errs; ok && err != nil {
+		abort(fmt.Errorf("serving: %w", err))
+	}
+}
