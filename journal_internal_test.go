@@ -16,7 +16,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelmark"
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
-	"github.com/nsmfwd/forwarder-vpp/internal/restore"
+	"github.com/nsmfwd/forwarder-vpp/internal/markedroutes"
 	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
@@ -60,7 +60,7 @@ func TestStartRemovesKernelStateOfAConnectionThatDiedWhileDown(t *testing.T) {
 	dead := deadConnection(client.Path())
 	previousRun, err := journal.Open(context.Background(), filepath.Join(cfg.StateDir, cfg.Name))
 	require.NoError(t, err)
-	_, err = restore.NewKernelCleanupServer().Request(context.Background(), &networkservice.NetworkServiceRequest{Connection: dead})
+	_, err = markedroutes.NewServer().Request(context.Background(), &networkservice.NetworkServiceRequest{Connection: dead})
 	require.NoError(t, err)
 	require.NoError(t, previousRun.Record(dead))
 	require.Len(t, markedRules(t, client), 1, "the previous run's policy rule")

@@ -24,6 +24,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/markedroutes"
 	"github.com/nsmfwd/forwarder-vpp/internal/registration"
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 	"github.com/nsmfwd/forwarder-vpp/internal/serve"
@@ -121,7 +122,7 @@ func (f *forwarder) openJournal() (err error) {
 func (f *forwarder) findLeftovers() (err error) {
 	scanCtx, cancel := context.WithTimeout(f.ctx, vppStartupBound)
 	defer cancel()
-	if f.leftovers, err = restore.Scan(scanCtx, f.vppAPI, restore.WithJournal(f.connections, restore.NewKernelCleanupServer())); err != nil {
+	if f.leftovers, err = restore.Scan(scanCtx, f.vppAPI, restore.WithJournal(f.connections, markedroutes.NewServer())); err != nil {
 		return err
 	}
 	// A live connection is refreshed well within its token lifetime; one that is not

@@ -7,23 +7,10 @@ import (
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
-	"github.com/nsmfwd/forwarder-vpp/internal/linkroutes"
-	"github.com/nsmfwd/forwarder-vpp/internal/policyroute"
 )
-
-// NewKernelCleanupServer returns the elements that own a connection's state in the client's
-// kernel, with the options the forwarder's chain gives them: closing a recorded connection on it
-// removes that connection's marked policy rules, policy routes and interface routes.
-func NewKernelCleanupServer() networkservice.NetworkServiceServer {
-	return chain.NewNetworkServiceServer(
-		policyroute.NewServer(),
-		linkroutes.NewServer(),
-	)
-}
 
 // scanJournal returns a leftover for every connection the journal holds.
 func scanJournal(j *journal.Journal, kernelCleanup networkservice.NetworkServiceServer) []leftover {

@@ -3,6 +3,7 @@ package restore
 import (
 	"context"
 	"fmt"
+	"github.com/nsmfwd/forwarder-vpp/internal/markedroutes"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -157,7 +158,7 @@ func startForwarderRun(t *testing.T, client *clientNetns, journalDir string) *fo
 	t.Helper()
 	j, err := journal.Open(context.Background(), journalDir)
 	require.NoError(t, err)
-	leftovers := newLeftovers(scanJournal(j, NewKernelCleanupServer()))
+	leftovers := newLeftovers(scanJournal(j, markedroutes.NewServer()))
 	return &forwarderRun{
 		journal:   j,
 		leftovers: leftovers,
@@ -165,7 +166,7 @@ func startForwarderRun(t *testing.T, client *clientNetns, journalDir string) *fo
 			NewServer(leftovers),
 			journal.NewServer(j),
 			&receivesFDs{fileURL: client.fileURL},
-			NewKernelCleanupServer(),
+			markedroutes.NewServer(),
 		),
 	}
 }
@@ -371,7 +372,7 @@ func TestJournalLeftoverOfAVanishedNamespaceIsForgotten(t *testing.T) {
 	}
 	reopened, err := journal.Open(context.Background(), journalDir)
 	require.NoError(t, err)
-	newLeftovers(scanJournal(reopened, NewKernelCleanupServer())).ReleaseAll(context.Background())
+	newLeftovers(scanJournal(reopened, markedroutes.NewServer())).ReleaseAll(context.Background())
 	require.Empty(t, reopened.Connections())
 }
 

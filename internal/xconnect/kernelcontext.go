@@ -9,8 +9,7 @@ import (
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/mtu"
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/pinggrouprange"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/linkroutes"
-	"github.com/nsmfwd/forwarder-vpp/internal/policyroute"
+	"github.com/nsmfwd/forwarder-vpp/internal/markedroutes"
 )
 
 // newKernelContextServer applies the connection's IP context to the client's kernel interface.
@@ -21,8 +20,7 @@ func newKernelContextServer() networkservice.NetworkServiceServer {
 	return chain.NewNetworkServiceServer(
 		mtu.NewServer(),
 		ipneighbors.NewServer(),
-		policyroute.NewServer(),
-		linkroutes.NewServer(),
+		markedroutes.NewServer(),
 		ipaddress.NewServer(),
 		pinggrouprange.NewServer(),
 	)
