@@ -6,11 +6,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/golang/protobuf/ptypes/empty"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 
@@ -24,40 +22,10 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
 	"github.com/nsmfwd/forwarder-vpp/internal/svid"
 	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
+	"github.com/nsmfwd/forwarder-vpp/internal/testregistry"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
-
-// recordingRegistry stands in for nsmgr's registry.
-type recordingRegistry struct {
-	mu           sync.Mutex
-	registered   []*registryapi.NetworkServiceEndpoint
-	unregistered []string
-}
-
-func (r *recordingRegistry) Register(_ context.Context, nse *registryapi.NetworkServiceEndpoint) (*registryapi.NetworkServiceEndpoint, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.registered = append(r.registered, nse)
-	return nse, nil
-}
-
-func (r *recordingRegistry) Find(*registryapi.NetworkServiceEndpointQuery, registryapi.NetworkServiceEndpointRegistry_FindServer) error {
-	return nil
-}
-
-func (r *recordingRegistry) Unregister(_ context.Context, nse *registryapi.NetworkServiceEndpoint) (*empty.Empty, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.unregistered = append(r.unregistered, nse.GetName())
-	return new(empty.Empty), nil
-}
-
-func (r *recordingRegistry) snapshot() (registered []*registryapi.NetworkServiceEndpoint, unregistered []string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append(registered, r.registered...), append(unregistered, r.unregistered...)
-}
 
 // netnsPrefix starts the name of every namespace these tests create.
 const netnsPrefix = "fcs"
@@ -94,11 +62,11 @@ func startIn(ctx context.Context, node *vppsimtest.Netns, abort context.CancelCa
 }
 
 // serveRegistry runs a registry of domain on a temporary unix socket until the test ends.
-func serveRegistry(t *testing.T, domain *testidentity.TrustDomain) (*recordingRegistry, string) {
+func serveRegistry(t *testing.T, domain *testidentity.TrustDomain) (*testregistry.Recorder, string) {
 	registrySocket := filepath.Join(t.TempDir(), "registry.sock")
 	registryListener, err := net.Listen("unix", registrySocket)
 	require.NoError(t, err)
-	registry := new(recordingRegistry)
+	registry := new(testregistry.Recorder)
 	registryServer := grpc.NewServer(grpctransport.ServerOptions(domain.Issue("/nsmgr"), grpctransport.DefaultKeepalive)...)
 	registryapi.RegisterNetworkServiceEndpointRegistryServer(registryServer, registry)
 	go func() { _ = registryServer.Serve(registryListener) }()
@@ -136,7 +104,7 @@ func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
 	require.NotEmpty(t, vppsim.RequestsOf[*interfaces.SwInterfaceDump](sim), "the restore scan asked VPP for its interfaces")
 	require.Empty(t, vppsim.RequestsOf[*af_packet.AfPacketCreateV3](sim), "an external VPP keeps its uplink")
 
-	registered, _ := registry.snapshot()
+	registered, _ := registry.Snapshot()
 	require.Len(t, registered, 1)
 	require.Equal(t, "forwarder-test", registered[0].GetName())
 	require.Equal(t, []string{"forwarder"}, registered[0].GetNetworkServiceNames())
@@ -172,7 +140,7 @@ func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
 	// SIGTERM: unregister, stop serving (the open monitor stream is cut), clean up, release VPP.
 	abort(context.Canceled)
 	stopWithin(t, ctx, &phases, 15*time.Second)
-	_, unregistered := registry.snapshot()
+	_, unregistered := registry.Snapshot()
 	require.Equal(t, []string{"forwarder-test"}, unregistered)
 	_, err = monitor.Recv()
 	require.Error(t, err, "live streams are closed on shutdown")

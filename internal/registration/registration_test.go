@@ -5,11 +5,9 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/golang/protobuf/ptypes/empty"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 
@@ -18,39 +16,15 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/registration"
 	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
+	"github.com/nsmfwd/forwarder-vpp/internal/testregistry"
 )
 
-// fakeRegistry records what nsmgr's registry would receive.
-type fakeRegistry struct {
-	mu           sync.Mutex
-	registered   []*registryapi.NetworkServiceEndpoint
-	unregistered []string
-}
-
-func (r *fakeRegistry) Register(_ context.Context, nse *registryapi.NetworkServiceEndpoint) (*registryapi.NetworkServiceEndpoint, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.registered = append(r.registered, nse)
-	return nse, nil
-}
-
-func (r *fakeRegistry) Find(*registryapi.NetworkServiceEndpointQuery, registryapi.NetworkServiceEndpointRegistry_FindServer) error {
-	return nil
-}
-
-func (r *fakeRegistry) Unregister(_ context.Context, nse *registryapi.NetworkServiceEndpoint) (*empty.Empty, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.unregistered = append(r.unregistered, nse.GetName())
-	return new(empty.Empty), nil
-}
-
 // serveRegistry serves a fake registry on a unix socket with the forwarder's own server options.
-func serveRegistry(t *testing.T, identity grpctransport.Identity) (*fakeRegistry, *url.URL) {
+func serveRegistry(t *testing.T, identity grpctransport.Identity) (*testregistry.Recorder, *url.URL) {
 	socket := filepath.Join(t.TempDir(), "registry.sock")
 	listener, err := net.Listen("unix", socket)
 	require.NoError(t, err)
-	registry := new(fakeRegistry)
+	registry := new(testregistry.Recorder)
 	server := grpc.NewServer(grpctransport.ServerOptions(identity, grpctransport.DefaultKeepalive)...)
 	registryapi.RegisterNetworkServiceEndpointRegistryServer(server, registry)
 	go func() { _ = server.Serve(listener) }()
@@ -82,19 +56,17 @@ func TestRegisterAndUnregisterOverMTLS(t *testing.T) {
 	registered, err := registration.Register(ctx, registryURL, forwarderEndpoint(t), nil, time.Second, dialOptions...)
 	require.NoError(t, err)
 
-	registry.mu.Lock()
-	require.Len(t, registry.registered, 1)
-	nse := registry.registered[0]
-	registry.mu.Unlock()
+	registeredEndpoints, _ := registry.Snapshot()
+	require.Len(t, registeredEndpoints, 1)
+	nse := registeredEndpoints[0]
 	require.Equal(t, "forwarder-a", nse.GetName())
 	require.Equal(t, []string{"forwarder"}, nse.GetNetworkServiceNames())
 	require.Equal(t, map[string]string{"p2p": "true"}, nse.GetNetworkServiceLabels()["forwarder"].GetLabels())
 	require.NotEmpty(t, nse.GetUrl())
 
 	require.NoError(t, registered.Unregister(ctx))
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	require.Equal(t, []string{"forwarder-a"}, registry.unregistered)
+	_, unregistered := registry.Snapshot()
+	require.Equal(t, []string{"forwarder-a"}, unregistered)
 }
 
 func TestRegistryOfAnotherTrustDomainIsRefused(t *testing.T) {
