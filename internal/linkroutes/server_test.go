@@ -3,6 +3,7 @@ package linkroutes_test
 import (
 	"context"
 	"fmt"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 	"os"
 	"os/exec"
 	"sort"
@@ -39,10 +40,7 @@ func newClientNamespace(t *testing.T) *clientNamespace {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to create network namespaces")
 	}
-	name := fmt.Sprintf("lrt-%d-%d", os.Getpid(), time.Now().UnixNano()%1000000)
-	run(t, "ip", "netns", "add", name)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
-	run(t, "ip", "-n", name, "link", "set", "lo", "up")
+	name := vppsimtest.NewNetns(t, "lrt").Name
 	run(t, "ip", "-n", name, "link", "add", ifName, "type", "veth", "peer", "name", "nsm-peer")
 	run(t, "ip", "-n", name, "link", "set", "nsm-peer", "up")
 	run(t, "ip", "-n", name, "link", "set", ifName, "up")

@@ -3,8 +3,8 @@ package restore
 import (
 	"context"
 	"fmt"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -21,12 +21,7 @@ func newNamespaceHandle(t *testing.T) *netlink.Handle {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to create network namespaces")
 	}
-	name := fmt.Sprintf("rst-%d-%d", os.Getpid(), time.Now().UnixNano()%100000)
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
-	ns, err := netns.GetFromName(name)
+	ns, err := netns.GetFromName(vppsimtest.NewNetns(t, "rst").Name)
 	if err != nil {
 		t.Fatal(err)
 	}
