@@ -19,10 +19,12 @@ func scanJournal(j *journal.Journal, kernelCleanup networkservice.NetworkService
 	}
 	var found []leftover
 	for _, conn := range j.Connections() {
+		clientInterface, _ := journal.ClientInterface(conn)
 		found = append(found, leftover{
-			owner:       conn.GetId(),
-			description: "kernel state recorded in the journal",
-			dropOnClaim: true,
+			clientInterface: clientInterface,
+			owner:           conn.GetId(),
+			description:     "kernel state recorded in the journal",
+			dropOnClaim:     true,
 			release: func(ctx context.Context) error {
 				if err := closeRecorded(ctx, kernelCleanup, conn); err != nil {
 					return err
