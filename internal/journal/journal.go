@@ -12,8 +12,6 @@ import (
 
 	"github.com/pkg/errors"
 	"google.golang.org/protobuf/encoding/protojson"
-
-	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
@@ -125,16 +123,10 @@ func (j *Journal) Connections() []*networkservice.Connection {
 // Record saves what a later cleanup of conn needs. A connection without a kernel mechanism is
 // forgotten instead, and a record whose content is unchanged is not written again.
 func (j *Journal) Record(conn *networkservice.Connection) error {
-	return j.RecordWithClientInterface(conn, 0)
-}
-
-// RecordWithClientInterface is Record that also keeps the VPP interface behind the client's kernel
-// interface, for a restarted forwarder to adopt.
-func (j *Journal) RecordWithClientInterface(conn *networkservice.Connection, clientInterface interface_types.InterfaceIndex) error {
 	if j == nil {
 		return nil
 	}
-	stripped := strip(conn, clientInterface)
+	stripped := strip(conn)
 	if stripped == nil {
 		return j.Forget(conn.GetId())
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/memif"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/utils/metadata"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 )
@@ -166,7 +165,7 @@ func TestServerRecordsSuccessfulRequestsAndForgetsOnEveryClose(t *testing.T) {
 	j, err := journal.Open(ctx, dir)
 	require.NoError(t, err)
 	tail := &failingTail{}
-	server := next.NewNetworkServiceServer(metadata.NewServer(), journal.NewServer(j), tail)
+	server := next.NewNetworkServiceServer(journal.NewServer(j), tail)
 
 	tail.requestErr = errors.New("mechanism failed")
 	_, err = server.Request(ctx, &networkservice.NetworkServiceRequest{Connection: kernelConnection("conn-1", "")})
@@ -229,23 +228,4 @@ func TestConcurrentRecordAndForgetAgreeWithTheDisk(t *testing.T) {
 	if len(j.Connections()) == 1 {
 		require.True(t, proto.Equal(j.Connections()[0], reopened.Connections()[0]), "the disk holds another content than the journal")
 	}
-}
-
-func TestClientInterfaceSurvivesAReopen(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	j, err := journal.Open(ctx, dir)
-	require.NoError(t, err)
-	require.NoError(t, j.RecordWithClientInterface(kernelConnection("conn-1", "t1"), 7))
-	require.NoError(t, j.Record(kernelConnection("conn-2", "t1")))
-
-	reopened, err := journal.Open(ctx, dir)
-	require.NoError(t, err)
-	conns := reopened.Connections()
-	require.Len(t, conns, 2)
-	index, ok := journal.ClientInterface(conns[0])
-	require.True(t, ok, "conn-1's client interface was not kept")
-	require.EqualValues(t, 7, index)
-	_, ok = journal.ClientInterface(conns[1])
-	require.False(t, ok, "conn-2 was recorded without a client interface")
 }

@@ -13,9 +13,4 @@
 // connection requested again keeps them, because the chain's reconciling elements adopt intact
 // state without writing; only an unclaimed or closed connection has them removed, by closing the
 // recorded connection on the kernel cleanup chain.
-//
-// The journal also names the VPP tap behind each client's kernel interface. When VPP still holds
-// that tap under the connection's tag, a connection requested again adopts it (its sw_if_index goes
-// into sdk-vpp's ifindex metadata, so kerneltap keeps it): the client's interface, addresses and
-// routes stay as they are across a forwarder crash. Other interfaces of the connection are rebuilt.
 package restore

@@ -6,9 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/networkservicemesh/api/pkg/api/networkservice"
-	"github.com/networkservicemesh/govpp/binapi/interface_types"
-	"github.com/networkservicemesh/sdk-vpp/pkg/tools/ifindex"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 )
 
@@ -20,12 +17,6 @@ type leftover struct {
 	// dropOnClaim marks state the chain's own elements reconcile in place when the connection is
 	// requested again: releasing it then would only delete what the chain re-adds at once.
 	dropOnClaim bool
-	// tap and swIfIndex describe a VPP interface leftover.
-	tap       bool
-	swIfIndex interface_types.InterfaceIndex
-	// clientInterface is, for a journal leftover, the VPP interface recorded behind the client's
-	// kernel interface (0, local0, when none was recorded).
-	clientInterface interface_types.InterfaceIndex
 }
 
 // Leftovers holds the objects found at start-up, grouped by the connection ID that owns them.
@@ -70,53 +61,23 @@ func (l *Leftovers) ReleaseOwned(ctx context.Context, owners ...string) {
 	releaseAll(ctx, taken)
 }
 
-// Claim hands the leftovers of a connection requested again over to the Request that rebuilds
-// it. The tap behind the client's kernel interface is adopted when the journal recorded it and
-// VPP still holds it under the connection's tag: the chain then keeps the client's interface,
-// addresses and routes as they are. Other VPP and kernel leftovers, in the way of the rebuild,
-// are released; journal leftovers are dropped, the chain's reconciling elements take over.
-func (l *Leftovers) Claim(ctx context.Context, conn *networkservice.Connection) {
+// Claim hands the leftovers of the given connection IDs over to a Request that rebuilds the
+// connection: those in the way of the rebuild are released, those the chain adopts are dropped.
+func (l *Leftovers) Claim(ctx context.Context, owners ...string) {
 	var released []leftover
 	l.mu.Lock()
-	adopt := l.adoptableTap(conn.GetId())
-	for _, owner := range connectionIDs(conn) {
+	for _, owner := range owners {
 		for _, item := range l.byOwner[owner] {
-			switch {
-			case item.dropOnClaim:
+			if item.dropOnClaim {
 				log.FromContext(ctx).Infof("restore: connection %s is back, its %s is left to the chain", item.owner, item.description)
-			case adopt != nil && item.tap && item.swIfIndex == adopt.swIfIndex:
-				log.FromContext(ctx).Infof("restore: connection %s is back, adopting its %s", item.owner, item.description)
-			default:
-				released = append(released, item)
+				continue
 			}
+			released = append(released, item)
 		}
 		delete(l.byOwner, owner)
 	}
 	l.mu.Unlock()
-	if adopt != nil {
-		ifindex.Store(ctx, false, adopt.swIfIndex)
-	}
 	releaseAll(ctx, released)
-}
-
-// adoptableTap finds the tap the journal recorded behind the client's side of connection id, if
-// VPP still holds it tagged with id. Call with l.mu held.
-func (l *Leftovers) adoptableTap(id string) *leftover {
-	var recorded interface_types.InterfaceIndex
-	for _, item := range l.byOwner[id] {
-		if item.clientInterface != 0 {
-			recorded = item.clientInterface
-		}
-	}
-	if recorded == 0 {
-		return nil
-	}
-	for i := range l.byOwner[id] {
-		if item := &l.byOwner[id][i]; item.tap && item.swIfIndex == recorded {
-			return item
-		}
-	}
-	return nil
 }
 
 // ReleaseAll removes every leftover still unclaimed.

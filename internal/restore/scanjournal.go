@@ -19,12 +19,10 @@ func scanJournal(j *journal.Journal, kernelCleanup networkservice.NetworkService
 	}
 	var found []leftover
 	for _, conn := range j.Connections() {
-		clientInterface, _ := journal.ClientInterface(conn)
 		found = append(found, leftover{
-			clientInterface: clientInterface,
-			owner:           conn.GetId(),
-			description:     "kernel state recorded in the journal",
-			dropOnClaim:     true,
+			owner:       conn.GetId(),
+			description: "kernel state recorded in the journal",
+			dropOnClaim: true,
 			release: func(ctx context.Context) error {
 				if err := closeRecorded(ctx, kernelCleanup, conn); err != nil {
 					return err

@@ -26,7 +26,6 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/utils/metadata"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelmark"
@@ -164,7 +163,6 @@ func startForwarderRun(t *testing.T, client *clientNetns, journalDir string) *fo
 		journal:   j,
 		leftovers: leftovers,
 		chain: next.NewNetworkServiceServer(
-			metadata.NewServer(),
 			NewServer(leftovers),
 			journal.NewServer(j),
 			&receivesFDs{fileURL: client.fileURL},
@@ -271,7 +269,7 @@ func TestCloseReleasesTheJournalLeftover(t *testing.T) {
 	onlyB, _ := previousLife(t, client, journalDir)
 	second := startForwarderRun(t, client, journalDir)
 	// The tail of this chain never saw conn-a, so only the leftover can remove its state.
-	closing := next.NewNetworkServiceServer(metadata.NewServer(), NewServer(second.leftovers), journal.NewServer(second.journal))
+	closing := next.NewNetworkServiceServer(NewServer(second.leftovers), journal.NewServer(second.journal))
 	_, err := closing.Close(context.Background(), client.connection("conn-a", "nsm-a", 1))
 	require.NoError(t, err)
 	require.Equal(t, onlyB, client.marked(t))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 
 	"github.com/pkg/errors"
 	"go.fd.io/govpp/api"
@@ -33,26 +32,18 @@ func scanVPP(ctx context.Context, vppConn api.Connection) ([]leftover, error) {
 	if len(tagged) == 0 {
 		return nil, nil
 	}
-	// Taps are collected apart: a tap is the one kind a returning connection can adopt.
-	taps := map[interface_types.InterfaceIndex]deleter{}
 	deleters := map[interface_types.InterfaceIndex]deleter{}
-	for _, collect := range []struct {
-		into map[interface_types.InterfaceIndex]deleter
-		from func(context.Context, api.Connection, map[interface_types.InterfaceIndex]deleter) error
-	}{
-		{taps, collectTaps}, {deleters, collectAfPackets}, {deleters, collectVxlanTunnels},
-		{deleters, collectMemifs}, {deleters, collectWireguards}, {deleters, collectIpipTunnels},
+	for _, collect := range []func(context.Context, api.Connection, map[interface_types.InterfaceIndex]deleter) error{
+		collectTaps, collectAfPackets, collectVxlanTunnels, collectMemifs, collectWireguards, collectIpipTunnels,
 	} {
-		if err := collect.from(ctx, vppConn, collect.into); err != nil {
+		if err := collect(ctx, vppConn, deleters); err != nil {
 			// A VPP without one plugin answers its dump with an error: the other kinds still count.
 			log.FromContext(ctx).Warnf("restore: %v", err)
 		}
 	}
-	maps.Copy(deleters, taps)
 	var found []leftover
 	for _, details := range tagged {
 		remove, ok := deleters[details.SwIfIndex]
-		_, isTap := taps[details.SwIfIndex]
 		if !ok && details.SupSwIfIndex != uint32(details.SwIfIndex) {
 			remove = deleteSubinterface(vppConn, details.SwIfIndex)
 			ok = true
@@ -66,8 +57,6 @@ func scanVPP(ctx context.Context, vppConn api.Connection) ([]leftover, error) {
 			owner:       details.Tag,
 			description: fmt.Sprintf("VPP interface %s (sw_if_index %d)", details.InterfaceName, details.SwIfIndex),
 			release:     remove,
-			tap:         isTap,
-			swIfIndex:   details.SwIfIndex,
 		})
 	}
 	return found, nil

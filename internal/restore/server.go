@@ -22,7 +22,7 @@ func NewServer(leftovers *Leftovers) networkservice.NetworkServiceServer {
 }
 
 func (s *restoreServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
-	s.leftovers.Claim(ctx, request.GetConnection())
+	s.leftovers.Claim(ctx, connectionIDs(request.GetConnection())...)
 	return next.Server(ctx).Request(ctx, request)
 }
 

@@ -15,9 +15,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
 	"github.com/networkservicemesh/sdk/pkg/tools/clienturlctx"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
-	"github.com/nsmfwd/forwarder-vpp/internal/markedroutes"
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
@@ -214,70 +212,4 @@ func TestRestartedForwarderRebuildsAVethConnection(t *testing.T) {
 	require.Zero(t, forwarderEnds(t, "conn-kept-veth"))
 	require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nsc.Path()))
 	require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nse.Path()))
-}
-
-// tapIndexIn returns the sw_if_index of the simulator's tap whose host end is ifName in netnsPath.
-func tapIndexIn(t *testing.T, vpp *testVPP, netnsPath, ifName string) uint32 {
-	t.Helper()
-	for _, iface := range vpp.sim.State().Interfaces {
-		if iface.Tap != nil && iface.Tap.HostNamespace == netnsPath && iface.Tap.HostIfName == ifName {
-			return iface.SwIfIndex
-		}
-	}
-	t.Fatalf("no tap for %s in %s", ifName, netnsPath)
-	return 0
-}
-
-// With its journal, a restarted forwarder adopts the tap behind the client's interface instead of
-// re-creating it: the client's interface, and so its addresses and routes, never go away.
-func TestRestartedForwarderAdoptsTheClientTapItRecorded(t *testing.T) {
-	ctxA, cancelA := context.WithCancel(context.Background())
-	t.Cleanup(cancelA)
-	node := vppsimtest.NewNetns(t, netnsPrefix)
-	vpp := startTestVPP(t, node)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	peers := newRestartPeers(ctx, t)
-	journalDir := t.TempDir()
-
-	journalA, err := journal.Open(ctx, journalDir)
-	require.NoError(t, err)
-	vppConnA := vppsimtest.Dial(t, vpp.sim)
-	forwarderA := newForwarder(ctxA, t, vpp, vppConnA, kernelif.Tap, xconnect.WithJournal(journalA))
-	request := kernelRequest("conn-adopted", peers.nsc.Path(), "nsc-1", payload.IP)
-	conn, err := peers.request(t, forwarderA, request.Clone())
-	require.NoError(t, err)
-	require.NoError(t, vppsimtest.Ping(peers.nsc, nscIP, nseIP, 5*time.Second))
-	clientTap := tapIndexIn(t, vpp, peers.nsc.Path(), "nsc-1")
-	clientLink := linkIn(t, peers.nsc.Path(), "nsc-1").Attrs().Index
-
-	vppConnA.Disconnect() // A dies without a Close
-
-	journalB, err := journal.Open(ctx, journalDir)
-	require.NoError(t, err)
-	vppConnB := vppsimtest.Dial(t, vpp.sim)
-	var leftovers *restore.Leftovers
-	node.MustDo(t, func() error {
-		leftovers, err = restore.Scan(ctx, vppConnB, restore.WithJournal(journalB, markedroutes.NewServer()))
-		return err
-	})
-	forwarderB := newForwarder(ctx, t, vpp, vppConnB, kernelif.Tap, xconnect.WithLeftovers(leftovers), xconnect.WithJournal(journalB))
-	request.Connection = conn.Clone()
-	conn, err = peers.request(t, forwarderB, request)
-	require.NoError(t, err, "re-Request through the restarted forwarder")
-
-	require.Equal(t, clientTap, tapIndexIn(t, vpp, peers.nsc.Path(), "nsc-1"), "the client's tap was re-created, not adopted")
-	require.Equal(t, clientLink, linkIn(t, peers.nsc.Path(), "nsc-1").Attrs().Index, "the client's kernel interface was re-created")
-	owner := conn.GetPath().GetPathSegments()[1].GetId()
-	require.Len(t, tapsOf(vpp, owner), 2, "exactly one tap per side")
-	require.NoError(t, vppsimtest.Ping(peers.nsc, nscIP, nseIP, 5*time.Second), "the data path after adoption")
-	require.Empty(t, leftovers.Owners())
-
-	closeCtx, cancelClose := context.WithTimeout(clienturlctx.WithClientURL(ctx, peers.hopURL), 20*time.Second)
-	defer cancelClose()
-	_, err = forwarderB.Close(closeCtx, conn)
-	require.NoError(t, err)
-	vpp.requireOnlyUplink(t)
-	require.Equal(t, []string{"lo"}, linkNamesIn(t, peers.nsc.Path()))
-	require.Empty(t, journalB.Connections(), "Close forgets the journal record")
 }
