@@ -62,7 +62,7 @@ func TestInspectSeesRoutesAndRules(t *testing.T) {
 	netns := topo.Nodes[0].Netns
 	for _, args := range [][]string{
 		{"route", "add", "10.99.0.0/24", "via", topo.Nodes[0].IP.Addr().Next().String(), "dev", "eth0", "table", "300"},
-		{"rule", "add", "from", "10.98.0.0/24", "lookup", "300", "priority", "1000"},
+		{"rule", "add", "from", "10.98.0.0/24", "lookup", "300", "priority", "1000", "protocol", "250"},
 	} {
 		out, cmdErr := exec.Command("ip", append([]string{"-n", netns}, args...)...).CombinedOutput()
 		require.NoError(t, cmdErr, "%s", out)
@@ -70,7 +70,7 @@ func TestInspectSeesRoutesAndRules(t *testing.T) {
 	state, err := topology.Inspect(netns)
 	require.NoError(t, err)
 	require.Equal(t, []topology.Route{{Table: 300, Dst: "10.99.0.0/24", Gw: topo.Nodes[0].IP.Addr().Next().String(), Link: "eth0", Protocol: 3}}, state.Routes)
-	require.Equal(t, []topology.Rule{{Priority: 1000, Src: "10.98.0.0/24", Table: 300}}, state.Rules)
+	require.Equal(t, []topology.Rule{{Priority: 1000, Src: "10.98.0.0/24", Table: 300, Protocol: 250}}, state.Rules)
 }
 
 func TestSweepStaleDeletesOnlyDeadRuns(t *testing.T) {

@@ -1,0 +1,159 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+)
+
+const (
+	// policyPrefix is reached from the client's address through a policy
+	// route (TEST-NET-2: nothing is ever sent there).
+	policyPrefix = "198.51.100.0/24"
+	// healTimeout bounds how long the client takes to be granted its
+	// connection again through a restarted forwarder.
+	healTimeout = 45 * time.Second
+	// expiryLifetime is the token lifetime of the killed-client scenario, and
+	// expiryMargin how long after it the connection's resources may linger.
+	expiryLifetime = 30 * time.Second
+	expiryMargin   = 15 * time.Second
+	// shortScenarioTime bounds the crash scenarios.
+	shortScenarioTime = 2 * time.Minute
+)
+
+// The forwarder is SIGKILLed while a client with a policy route is connected
+// over taps, and started again with the same environment; the simulator
+// (an external VPP) and the kernel keep what the dead run made.
+func TestForwarderRestartOverTap(t *testing.T) {
+	runForwarderRestart(t, scenario{tag: "rtap", kernelType: "tap", linkType: "tuntap", nodes: 1})
+}
+
+// As TestForwarderRestartOverTap, over veth pairs whose node-side ends the
+// simulator drives as af-packet interfaces.
+func TestForwarderRestartOverVeth(t *testing.T) {
+	runForwarderRestart(t, scenario{tag: "rveth", kernelType: "veth", linkType: "veth", nodes: 1})
+}
+
+// The client is SIGKILLed (no Close) and its pod stays: once its tokens run
+// out, everything NSM made for its connection must go.
+func TestKilledClientConnectionExpires(t *testing.T) {
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	sc := scenario{tag: "oom", kernelType: "tap", linkType: "tuntap", nodes: 1, tokenLifetime: expiryLifetime}
+	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
+	defer cancel()
+	d := startDomain(ctx, t, sc)
+	nse, err := d.StartEndpoint(ctx, d.Nodes[0], "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
+	require.NoError(t, err)
+	client := connectClient(ctx, t, d, sc)
+	requirePolicies(t, client)
+	requireConnected(ctx, t, d, sc, client, nse)
+
+	client.Kill()
+	killedAt := time.Now()
+	var state *topology.State
+	waitUntil(t, killedAt.Add(expiryLifetime+expiryMargin), 250*time.Millisecond, func() bool {
+		state, err = topology.Inspect(client.Pod.Netns)
+		return err == nil && isPristine(state)
+	}, func() string {
+		return fmt.Sprintf("%s after the client was SIGKILLed with a token lifetime of %s, its pod still holds NSM state (%v):\n%s\nforwarder log:\n%s",
+			time.Since(killedAt).Round(time.Second), expiryLifetime, err, state, d.Nodes[0].Forwarder.LogTail(30))
+	})
+	t.Logf("the killed client's pod was clean %s after the kill", time.Since(killedAt).Round(100*time.Millisecond))
+	requireIdleThenStopEndpoint(ctx, t, d, client, nse)
+}
+
+func runForwarderRestart(t *testing.T, sc scenario) {
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
+	defer cancel()
+	d := startDomain(ctx, t, sc)
+	node := d.Nodes[0]
+	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
+	require.NoError(t, err)
+	client := connectClient(ctx, t, d, sc)
+	requirePolicies(t, client)
+	before := requireConnected(ctx, t, d, sc, client, nse)
+	connectedInterfaces, err := d.SimulatorInterfaces(ctx, node)
+	require.NoError(t, err)
+	require.Greater(t, len(connectedInterfaces), len(node.IdleInterfaces), "the connection added no interface to the simulator")
+
+	restartedAt := time.Now()
+	require.NoError(t, d.RestartForwarder(ctx, node))
+	t.Logf("forwarder ready %s after the SIGKILL", time.Since(restartedAt).Round(100*time.Millisecond))
+	requireGrantedAgainAfter(t, client, restartedAt)
+	t.Logf("client granted its connection again %s after the SIGKILL", time.Since(restartedAt).Round(100*time.Millisecond))
+	require.NoError(t, client.ReloadConnections())
+	require.Len(t, client.Connections, 1)
+
+	after := requireConnected(ctx, t, d, sc, client, nse)
+	require.Equal(t, before.clientState.Rules, after.clientState.Rules,
+		"the client's policy rules changed across the forwarder's restart\nbefore:\n%s\nafter:\n%s", before.clientState, after.clientState)
+	requireSimulatorKinds(ctx, t, d, node, connectedInterfaces)
+	requireCloseLeavesNothing(ctx, t, d, client, nse)
+}
+
+// requirePolicies requires the endpoint to have given the client's
+// connection a policy route, so that the scenario exercises ip rules.
+func requirePolicies(t *testing.T, client *domain.Client) {
+	t.Helper()
+	policies := client.Connections[0].GetContext().GetIpContext().GetPolicies()
+	require.NotEmpty(t, policies, "the endpoint put no policy route into the IP context")
+}
+
+// requireGrantedAgainAfter waits until the client has rewritten its
+// connections after since: a refresh or heal went through the whole path.
+func requireGrantedAgainAfter(t *testing.T, client *domain.Client, since time.Time) {
+	t.Helper()
+	var written time.Time
+	var err error
+	waitUntil(t, since.Add(healTimeout), 250*time.Millisecond, func() bool {
+		written, err = client.ConnectionsWritten()
+		return err == nil && written.After(since)
+	}, func() string {
+		return fmt.Sprintf("the client was not granted its connection again within %s of the forwarder's restart (last written %s, %v):\n%s",
+			healTimeout, written.Format(time.RFC3339Nano), err, client.Proc.LogTail(20))
+	})
+}
+
+// requireSimulatorKinds waits until node's simulator holds interfaces of the
+// same kinds, as many of each, as want: a healed connection must not leave
+// the dead run's interfaces next to the new run's.
+func requireSimulatorKinds(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node, want []domain.SimInterface) {
+	t.Helper()
+	var now []domain.SimInterface
+	var err error
+	waitFor(t, 200*time.Millisecond, func() bool {
+		now, err = d.SimulatorInterfaces(ctx, node)
+		return err == nil && kindCounts(now) == kindCounts(want)
+	}, func() string {
+		return fmt.Sprintf("%s: simulator interfaces after the forwarder's restart %v (%s, error %v); with the one connection before it %v (%s)",
+			node.Name, now, kindCounts(now), err, want, kindCounts(want))
+	})
+}
+
+// kindCounts renders how many interfaces of each kind there are, e.g.
+// "af_packet=1 tap=2".
+func kindCounts(interfaces []domain.SimInterface) string {
+	counts := map[string]int{}
+	for _, i := range interfaces {
+		counts[i.Kind]++
+	}
+	parts := make([]string, 0, len(counts))
+	for kind, n := range counts {
+		parts = append(parts, fmt.Sprintf("%s=%d", kind, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
