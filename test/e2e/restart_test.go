@@ -20,11 +20,18 @@ const (
 	policyPrefix = "198.51.100.0/24"
 	// healTimeout bounds how long the client takes to be granted its
 	// connection again through a restarted forwarder.
-	healTimeout = 45 * time.Second
+	healTimeout = 30 * time.Second
 	// expiryLifetime is the token lifetime of the killed-client scenario, and
 	// expiryMargin how long after it the connection's resources may linger.
 	expiryLifetime = 30 * time.Second
 	expiryMargin   = 15 * time.Second
+	// crashRequestTimeout is the client's NSM_REQUEST_TIMEOUT in these
+	// scenarios. It stays well below expiryLifetime: sdk's timeout element
+	// closes a connection at its expiry minus the Request's deadline. After a
+	// forwarder restart, the nsmgr's first heal attempt blocks on closing the
+	// path through the dead forwarder's socket until this timeout; the next
+	// attempt goes through.
+	crashRequestTimeout = 10 * time.Second
 	// shortScenarioTime bounds the crash scenarios.
 	shortScenarioTime = 2 * time.Minute
 )
@@ -33,13 +40,13 @@ const (
 // over taps, and started again with the same environment; the simulator
 // (an external VPP) and the kernel keep what the dead run made.
 func TestForwarderRestartOverTap(t *testing.T) {
-	runForwarderRestart(t, scenario{tag: "rtap", kernelType: "tap", linkType: "tuntap", nodes: 1})
+	runForwarderRestart(t, scenario{tag: "rtap", kernelType: "tap", linkType: "tuntap", nodes: 1, requestTimeout: crashRequestTimeout})
 }
 
 // As TestForwarderRestartOverTap, over veth pairs whose node-side ends the
 // simulator drives as af-packet interfaces.
 func TestForwarderRestartOverVeth(t *testing.T) {
-	runForwarderRestart(t, scenario{tag: "rveth", kernelType: "veth", linkType: "veth", nodes: 1})
+	runForwarderRestart(t, scenario{tag: "rveth", kernelType: "veth", linkType: "veth", nodes: 1, requestTimeout: crashRequestTimeout})
 }
 
 // The client is SIGKILLed (no Close) and its pod stays: once its tokens run
@@ -48,7 +55,7 @@ func TestKilledClientConnectionExpires(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	sc := scenario{tag: "oom", kernelType: "tap", linkType: "tuntap", nodes: 1, tokenLifetime: expiryLifetime}
+	sc := scenario{tag: "oom", kernelType: "tap", linkType: "tuntap", nodes: 1, tokenLifetime: expiryLifetime, requestTimeout: crashRequestTimeout}
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()
 	d := startDomain(ctx, t, sc)

@@ -56,6 +56,9 @@ type scenario struct {
 	// tokenLifetime is every program's NSM_MAX_TOKEN_LIFETIME; zero keeps
 	// their default (10m).
 	tokenLifetime time.Duration
+	// requestTimeout is the client's NSM_REQUEST_TIMEOUT; zero keeps its
+	// default (30s).
+	requestTimeout time.Duration
 }
 
 func runScenario(t *testing.T, sc scenario) {
@@ -156,14 +159,15 @@ func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain 
 	workDir, err := os.MkdirTemp("", "e2e-")
 	require.NoError(t, err)
 	d, err := domain.Start(ctx, domain.Config{
-		Binaries:            binaries,
-		SpireBinDir:         filepath.Join(repoRoot, ".cache", "bin"),
-		WorkDir:             workDir,
-		NetnsPrefix:         topology.RunPrefix(netnsBase) + sc.tag + "-",
-		Nodes:               sc.nodes,
-		KernelInterfaceType: sc.kernelType,
-		LogLevel:            "DEBUG",
-		MaxTokenLifetime:    sc.tokenLifetime,
+		Binaries:             binaries,
+		SpireBinDir:          filepath.Join(repoRoot, ".cache", "bin"),
+		WorkDir:              workDir,
+		NetnsPrefix:          topology.RunPrefix(netnsBase) + sc.tag + "-",
+		Nodes:                sc.nodes,
+		KernelInterfaceType:  sc.kernelType,
+		LogLevel:             "DEBUG",
+		MaxTokenLifetime:     sc.tokenLifetime,
+		ClientRequestTimeout: sc.requestTimeout,
 		// Empty means the forwarder's own default (INFO).
 		ForwarderLogLevel: os.Getenv("E2E_FORWARDER_LOG_LEVEL"),
 	})

@@ -37,6 +37,12 @@ type Config struct {
 	// how long a connection whose client died outlives it, and sets the
 	// refresh pace (about a third of it).
 	MaxTokenLifetime time.Duration
+	// ClientRequestTimeout, when set, is the clients' NSM_REQUEST_TIMEOUT
+	// (30s otherwise). sdk's timeout element closes a connection at its
+	// expiry minus the Request's remaining deadline, so a short
+	// MaxTokenLifetime needs a timeout well below it; it also bounds how long
+	// a heal attempt stuck on a dead next hop blocks the next one.
+	ClientRequestTimeout time.Duration
 }
 
 // Node is one node's running programs.

@@ -132,7 +132,7 @@ func (d *Domain) Connect(ctx context.Context, node *Node, name string, services 
 			"NSM_NETWORK_SERVICES=" + strings.Join(services, ","),
 			"NSM_CONNECTION_FILE=" + connFile,
 			"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
-		}, d.tokenLifetimeEnv()...),
+		}, d.clientEnv()...),
 		LogPath: filepath.Join(dir, "nsc.log"),
 	})
 	if err != nil {
@@ -149,6 +149,14 @@ func (d *Domain) Connect(ctx context.Context, node *Node, name string, services 
 		return nil, err
 	}
 	return c, nil
+}
+
+func (d *Domain) clientEnv() []string {
+	env := d.tokenLifetimeEnv()
+	if d.cfg.ClientRequestTimeout != 0 {
+		env = append(env, "NSM_REQUEST_TIMEOUT="+d.cfg.ClientRequestTimeout.String())
+	}
+	return env
 }
 
 // Close makes the client close its connections and exit; an error means a
