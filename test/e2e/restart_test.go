@@ -50,16 +50,30 @@ func TestForwarderRestartOverVeth(t *testing.T) {
 }
 
 // The client is SIGKILLed (no Close) and its pod stays: once its tokens run
-// out, everything NSM made for its connection must go.
+// out, the nsmgr's timeout closes the connection, and everything NSM made for
+// it must go.
 func TestKilledClientConnectionExpires(t *testing.T) {
+	runKilledClient(t, "oom", false)
+}
+
+// As TestKilledClientConnectionExpires, but the node's nsmgr is SIGKILLed
+// too, so no Close can reach the forwarder: it must release the expired
+// connection's data plane on its own. The nsmgr comes back afterwards so that
+// the endpoint and the forwarder can unregister.
+func TestKilledClientAndNsmgrConnectionExpires(t *testing.T) {
+	runKilledClient(t, "oomx", true)
+}
+
+func runKilledClient(t *testing.T, tag string, killNsmgr bool) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	sc := scenario{tag: "oom", kernelType: "tap", linkType: "tuntap", nodes: 1, tokenLifetime: expiryLifetime, requestTimeout: crashRequestTimeout}
+	sc := scenario{tag: tag, kernelType: "tap", linkType: "tuntap", nodes: 1, tokenLifetime: expiryLifetime, requestTimeout: crashRequestTimeout}
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()
 	d := startDomain(ctx, t, sc)
-	nse, err := d.StartEndpoint(ctx, d.Nodes[0], "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
+	node := d.Nodes[0]
+	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
 	require.NoError(t, err)
 	client := connectClient(ctx, t, d, sc)
 	requirePolicies(t, client)
@@ -67,16 +81,23 @@ func TestKilledClientConnectionExpires(t *testing.T) {
 
 	client.Kill()
 	killedAt := time.Now()
+	if killNsmgr {
+		node.Nsmgr.Kill()
+	}
 	var state *topology.State
 	waitUntil(t, killedAt.Add(expiryLifetime+expiryMargin), 250*time.Millisecond, func() bool {
 		state, err = topology.Inspect(client.Pod.Netns)
 		return err == nil && isPristine(state)
 	}, func() string {
-		return fmt.Sprintf("%s after the client was SIGKILLed with a token lifetime of %s, its pod still holds NSM state (%v):\n%s\nforwarder log:\n%s",
-			time.Since(killedAt).Round(time.Second), expiryLifetime, err, state, d.Nodes[0].Forwarder.LogTail(30))
+		return fmt.Sprintf("%s after the client was SIGKILLed with a token lifetime of %s (nsmgr killed too: %t), its pod still holds NSM state (%v):\n%s\nforwarder log:\n%s",
+			time.Since(killedAt).Round(time.Second), expiryLifetime, killNsmgr, err, state, node.Forwarder.LogTail(30))
 	})
 	t.Logf("the killed client's pod was clean %s after the kill", time.Since(killedAt).Round(100*time.Millisecond))
-	requireIdleThenStopEndpoint(ctx, t, d, client, nse)
+	requireIdle(ctx, t, d, client, nse)
+	if killNsmgr {
+		require.NoError(t, d.RespawnNsmgr(ctx, node))
+	}
+	requireEndpointUnregisters(ctx, t, d, nse)
 }
 
 func runForwarderRestart(t *testing.T, sc scenario) {

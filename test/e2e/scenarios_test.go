@@ -139,9 +139,17 @@ func requireCloseLeavesNothing(ctx context.Context, t *testing.T, d *domain.Doma
 	requireIdleThenStopEndpoint(ctx, t, d, client, nse)
 }
 
-// requireIdleThenStopEndpoint requires the data plane to be back to idle, then stops
-// the endpoint and requires it to be gone from the registry.
+// requireIdleThenStopEndpoint requires the data plane to be back to idle,
+// then stops the endpoint and requires it to be gone from the registry.
 func requireIdleThenStopEndpoint(ctx context.Context, t *testing.T, d *domain.Domain, client *domain.Client, nse *domain.Endpoint) {
+	t.Helper()
+	requireIdle(ctx, t, d, client, nse)
+	requireEndpointUnregisters(ctx, t, d, nse)
+}
+
+// requireIdle requires both pods to be fresh namespaces again and every
+// simulator and node namespace to be as before the first connection.
+func requireIdle(ctx context.Context, t *testing.T, d *domain.Domain, client *domain.Client, nse *domain.Endpoint) {
 	t.Helper()
 	requireEventuallyEmpty(t, "client pod", client.Pod.Netns)
 	requireEventuallyEmpty(t, "endpoint pod", nse.Pod.Netns)
@@ -149,6 +157,12 @@ func requireIdleThenStopEndpoint(ctx context.Context, t *testing.T, d *domain.Do
 		requireSimulatorClean(ctx, t, d, node)
 		requireNodeKernelClean(t, node)
 	}
+}
+
+// requireEndpointUnregisters stops the endpoint and requires it to be gone
+// from the registry.
+func requireEndpointUnregisters(ctx context.Context, t *testing.T, d *domain.Domain, nse *domain.Endpoint) {
+	t.Helper()
 	require.NoError(t, nse.Close())
 	requireEventuallyUnregistered(ctx, t, d, nse.Name)
 }

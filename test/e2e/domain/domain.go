@@ -292,26 +292,40 @@ const forwarderReady = "forwarder-vpp is ready"
 // next to an external VPP, and starts it again with the same environment.
 // It returns once the new run says it is ready: the old run's registration
 // is still in the registry, so registration alone proves nothing.
-func (d *Domain) RestartForwarder(ctx context.Context, node *Node) error {
+func (d *Domain) RestartForwarder(ctx context.Context, node *Node) (err error) {
 	node.Forwarder.Kill()
-	logStart, err := fileSize(node.Forwarder.LogPath())
+	node.Forwarder, err = respawn(ctx, node.Forwarder, forwarderReady)
+	return err
+}
+
+// RespawnNsmgr starts node's nsmgr again with the same environment once it
+// has died (see process.Process.Kill), and returns once it serves.
+func (d *Domain) RespawnNsmgr(ctx context.Context, node *Node) (err error) {
+	node.Nsmgr, err = respawn(ctx, node.Nsmgr, "serving on")
+	return err
+}
+
+// respawn starts dead's program again and waits until the new run writes
+// readyLine to the log they share: a socket or a registration left by the
+// dead run would prove nothing.
+func respawn(ctx context.Context, dead *process.Process, readyLine string) (*process.Process, error) {
+	logStart, err := fileSize(dead.LogPath())
 	if err != nil {
-		return err
+		return dead, err
 	}
-	restarted, err := node.Forwarder.Respawn()
+	restarted, err := dead.Respawn()
 	if err != nil {
-		return err
+		return dead, err
 	}
-	node.Forwarder = restarted
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	return poll(ctx, restarted, func() (bool, error) {
+	return restarted, poll(ctx, restarted, func() (bool, error) {
 		data, readErr := os.ReadFile(restarted.LogPath())
 		if readErr != nil {
 			return false, readErr
 		}
-		return int64(len(data)) > logStart && strings.Contains(string(data[logStart:]), forwarderReady), nil
-	}, "%s never logged %q after its restart", restarted.Name(), forwarderReady)
+		return int64(len(data)) > logStart && strings.Contains(string(data[logStart:]), readyLine), nil
+	}, "%s never logged %q after its restart", restarted.Name(), readyLine)
 }
 
 func fileSize(path string) (int64, error) {

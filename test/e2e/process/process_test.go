@@ -68,8 +68,11 @@ func TestKilledProcessStopsCleanlyAndRespawnsWithTheSameSpec(t *testing.T) {
 	again, err := p.Respawn()
 	require.NoError(t, err)
 	t.Cleanup(again.Kill)
-	require.Eventually(t, func() bool { return strings.Count(process.Tail(p.LogPath(), 10), "started") == 2 }, 5*time.Second, 10*time.Millisecond)
-	require.Contains(t, process.Tail(p.LogPath(), 10), "restarted at")
+	require.Eventually(t, func() bool { return len(strings.Split(process.Tail(p.LogPath(), 10), "\n")) == 3 }, 5*time.Second, 10*time.Millisecond)
+	lines := strings.Split(process.Tail(p.LogPath(), 10), "\n")
+	require.Equal(t, "started", lines[0])
+	require.Contains(t, lines[1], "==== e2e harness: sh restarted at")
+	require.Equal(t, "started", lines[2], "the same program ran again, appending to the same log")
 	exited, _ := again.Exited()
 	require.False(t, exited)
 }
