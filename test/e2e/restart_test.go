@@ -150,7 +150,8 @@ func runForwarderRestart(t *testing.T, sc scenario) {
 	if deleted := deletions(clientEvents, clientIfname); len(deleted) > 0 {
 		t.Errorf("the restarted forwarder deleted the client's %s while healing an intact connection "+
 			"(VPP and kernel had kept everything): client pod link events %v, endpoint pod link events %v; "+
-			"rules before and after were identical, but their tables lost their routes until the interface came back. "+
+			"rules before and after were identical, but their tables lost their routes until the interface came back "+
+			"(internal/restore releases a re-requested connection's VPP interfaces and veths so that the chain rebuilds them). "+
 			"Forwarder log of the heal:\n%s",
 			clientIfname, clientEvents, nseEvents, grepLog(node.Forwarder.LogPath(), "restore:"))
 	}
