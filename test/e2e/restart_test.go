@@ -124,6 +124,7 @@ func runForwarderRestart(t *testing.T, sc scenario) {
 	require.NoError(t, err)
 	nseLinks, err := topology.WatchLinks(nse.Pod.Netns)
 	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = clientLinks.Stop(); _, _ = nseLinks.Stop() })
 	restartedAt := time.Now()
 	require.NoError(t, d.RestartForwarder(ctx, node))
 	t.Logf("forwarder ready %s after the SIGKILL", time.Since(restartedAt).Round(100*time.Millisecond))

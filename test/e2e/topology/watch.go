@@ -28,9 +28,10 @@ func (e LinkEvent) String() string {
 // the kernel's own notifications: a link deleted and recreated between two
 // inspections shows up here.
 type LinkWatch struct {
-	done    chan struct{}
-	stopped chan struct{}
-	mu      sync.Mutex
+	done     chan struct{}
+	stopped  chan struct{}
+	stopOnce sync.Once
+	mu       sync.Mutex
 	// known are the indexes of links that exist or existed: RTM_NEWLINK
 	// also reports changes to them.
 	known  map[int]bool
@@ -103,9 +104,10 @@ func (w *LinkWatch) record(e LinkEvent) {
 }
 
 // Stop ends the watch and returns what it saw, in order, and the first error
-// the subscription reported (events may be missing then).
+// the subscription reported (events may be missing then). It may be called
+// again.
 func (w *LinkWatch) Stop() ([]LinkEvent, error) {
-	close(w.done)
+	w.stopOnce.Do(func() { close(w.done) })
 	<-w.stopped
 	w.mu.Lock()
 	defer w.mu.Unlock()
