@@ -17,13 +17,19 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
 )
 
-const settleTime = 10 * time.Second
+const (
+	settleTime = 10 * time.Second
+	// forwarderRouteProtocol is the rtnetlink protocol value that marks the
+	// rules and routes the forwarder owns.
+	forwarderRouteProtocol = 250
+)
 
 // requireKernelMatches checks that ifname is the pod's only interface besides
-// loopback, that it is up with exactly addrs, and that the pod's routes (all
-// tables) are exactly routes, and that there are no rules: what the IP context
-// says, nothing more.
-func requireKernelMatches(t *testing.T, where string, state *topology.State, ifname string, addrs []string, routes []route) {
+// loopback, that it is up with exactly addrs, that the main table holds
+// exactly routes, and that there is exactly one rule per policy, from its
+// source and marked by the forwarder, looking up a table that holds exactly
+// the policy's routes: what the IP context says, nothing more.
+func requireKernelMatches(t *testing.T, where string, state *topology.State, ifname string, addrs []string, routes []route, policies []*networkservice.PolicyRoute) {
 	t.Helper()
 	require.Equal(t, ifname, onlyNonLoopback(t, where, state))
 	link, _ := state.Link(ifname)
@@ -32,18 +38,52 @@ func requireKernelMatches(t *testing.T, where string, state *topology.State, ifn
 
 	var want, got []string
 	for _, r := range routes {
-		want = append(want, r.String(ifname))
+		want = append(want, r.String(ifname)+" table 254")
+	}
+	tables := policyTables(t, where, state, policies)
+	for i, p := range policies {
+		for _, r := range p.GetRoutes() {
+			want = append(want, route{dst: netip.MustParsePrefix(r.GetPrefix()).Masked().String(), gw: r.GetNextHop()}.String(ifname)+
+				fmt.Sprintf(" table %d", tables[i]))
+		}
 	}
 	for _, r := range state.Routes {
 		got = append(got, (route{dst: r.Dst, gw: r.Gw}).String(r.Link)+fmt.Sprintf(" table %d", r.Table))
 	}
-	for i := range want {
-		want[i] += " table 254"
-	}
 	sort.Strings(want)
 	sort.Strings(got)
 	require.Equal(t, want, got, "%s: routes\n%s", where, state)
-	require.Empty(t, state.Rules, "%s: no policy was asked for, yet there are rules\n%s", where, state)
+}
+
+// policyTables requires exactly one rule per policy (by source prefix),
+// carrying the forwarder's mark and looking up a table of its own, and
+// returns each policy's table.
+func policyTables(t *testing.T, where string, state *topology.State, policies []*networkservice.PolicyRoute) []int {
+	t.Helper()
+	if len(policies) == 0 {
+		require.Empty(t, state.Rules, "%s: no policy was asked for, yet there are rules\n%s", where, state)
+		return nil
+	}
+	require.Len(t, state.Rules, len(policies), "%s: one rule per policy\n%s", where, state)
+	tables := make([]int, len(policies))
+	seen := map[int]bool{}
+	for i, p := range policies {
+		from := normalizePrefixes(t, []string{p.GetFrom()})[0]
+		var matching []topology.Rule
+		for _, r := range state.Rules {
+			if r.Src == from {
+				matching = append(matching, r)
+			}
+		}
+		require.Len(t, matching, 1, "%s: rules from %s\n%s", where, from, state)
+		rule := matching[0]
+		require.Equal(t, forwarderRouteProtocol, rule.Protocol, "%s: the rule from %s does not carry the forwarder's mark\n%s", where, from, state)
+		require.NotContains(t, []int{0, 253, 254, 255}, rule.Table, "%s: the rule from %s looks up a reserved table\n%s", where, from, state)
+		require.False(t, seen[rule.Table], "%s: two policies share table %d\n%s", where, rule.Table, state)
+		seen[rule.Table] = true
+		tables[i] = rule.Table
+	}
+	return tables
 }
 
 // onlyNonLoopback returns the single interface of a pod that is not lo.
@@ -123,7 +163,12 @@ func addrOf(t *testing.T, cidr string) string {
 // describe's account of the last state seen when it never says yes.
 func waitFor(t *testing.T, interval time.Duration, done func() bool, describe func() string) {
 	t.Helper()
-	deadline := time.Now().Add(settleTime)
+	waitUntil(t, time.Now().Add(settleTime), interval, done, describe)
+}
+
+// waitUntil is waitFor with a deadline of the caller's.
+func waitUntil(t *testing.T, deadline time.Time, interval time.Duration, done func() bool, describe func() string) {
+	t.Helper()
 	for !done() {
 		if time.Now().After(deadline) {
 			t.Fatal(describe())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/common"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
@@ -52,6 +53,12 @@ type scenario struct {
 	clientNode, endpointNode int
 	// overVxlan requires a VXLAN tunnel in every node's VPP while connected.
 	overVxlan bool
+	// tokenLifetime is every program's NSM_MAX_TOKEN_LIFETIME; zero keeps
+	// their default (10m).
+	tokenLifetime time.Duration
+	// requestTimeout is the client's NSM_REQUEST_TIMEOUT; zero keeps its
+	// default (30s).
+	requestTimeout time.Duration
 }
 
 func runScenario(t *testing.T, sc scenario) {
@@ -64,9 +71,31 @@ func runScenario(t *testing.T, sc scenario) {
 
 	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR)
 	require.NoError(t, err)
+	client := connectClient(ctx, t, d, sc)
+	requireConnected(ctx, t, d, sc, client, nse)
+	requireCloseLeavesNothing(ctx, t, d, client, nse)
+}
+
+// connectClient starts the scenario's client and checks what it was granted.
+func connectClient(ctx context.Context, t *testing.T, d *domain.Domain, sc scenario) *domain.Client {
+	t.Helper()
 	client, err := d.Connect(ctx, d.Nodes[sc.clientNode], "nsc", fmt.Sprintf("kernel://%s/%s", service, clientIfname))
 	require.NoError(t, err)
 	require.Len(t, client.Connections, 1)
+	return client
+}
+
+// connectionView is what a granted connection looks like in the kernel.
+type connectionView struct {
+	ipContext   *networkservice.IPContext
+	clientState *topology.State
+	nseIfname   string
+}
+
+// requireConnected checks that both pods hold exactly what the client's
+// connection says and that ping works both ways.
+func requireConnected(ctx context.Context, t *testing.T, d *domain.Domain, sc scenario, client *domain.Client, nse *domain.Endpoint) connectionView {
+	t.Helper()
 	conn := client.Connections[0]
 	require.Equal(t, clientIfname, conn.GetMechanism().GetParameters()[common.InterfaceNameKey])
 	ipContext := conn.GetContext().GetIpContext()
@@ -75,11 +104,11 @@ func runScenario(t *testing.T, sc scenario) {
 
 	clientState, err := topology.Inspect(client.Pod.Netns)
 	require.NoError(t, err)
-	requireKernelMatches(t, "client pod", clientState, clientIfname, ipContext.GetSrcIpAddrs(), clientRoutes(ipContext))
+	requireKernelMatches(t, "client pod", clientState, clientIfname, ipContext.GetSrcIpAddrs(), clientRoutes(ipContext), ipContext.GetPolicies())
 	nseState, err := topology.Inspect(nse.Pod.Netns)
 	require.NoError(t, err)
 	nseIfname := onlyNonLoopback(t, "endpoint pod", nseState)
-	requireKernelMatches(t, "endpoint pod", nseState, nseIfname, ipContext.GetDstIpAddrs(), endpointRoutes(ipContext))
+	requireKernelMatches(t, "endpoint pod", nseState, nseIfname, ipContext.GetDstIpAddrs(), endpointRoutes(ipContext), nil)
 	if sc.linkType != "" {
 		clientLink, _ := clientState.Link(clientIfname)
 		nseLink, _ := nseState.Link(nseIfname)
@@ -98,14 +127,42 @@ func runScenario(t *testing.T, sc scenario) {
 	for _, src := range ipContext.GetSrcIpAddrs() {
 		requirePing(ctx, t, nse.Pod.Netns, nseIfname, src)
 	}
+	return connectionView{ipContext: ipContext, clientState: clientState, nseIfname: nseIfname}
+}
 
+// requireCloseLeavesNothing closes the client and requires every pod, node
+// and simulator to be as before the first connection, then stops the
+// endpoint and requires it to be gone from the registry.
+func requireCloseLeavesNothing(ctx context.Context, t *testing.T, d *domain.Domain, client *domain.Client, nse *domain.Endpoint) {
+	t.Helper()
 	require.NoError(t, client.Close(), "the client's Close failed:\n%s", client.Proc.LogTail(20))
+	requireIdleThenStopEndpoint(ctx, t, d, client, nse)
+}
+
+// requireIdleThenStopEndpoint requires the data plane to be back to idle,
+// then stops the endpoint and requires it to be gone from the registry.
+func requireIdleThenStopEndpoint(ctx context.Context, t *testing.T, d *domain.Domain, client *domain.Client, nse *domain.Endpoint) {
+	t.Helper()
+	requireIdle(ctx, t, d, client, nse)
+	requireEndpointUnregisters(ctx, t, d, nse)
+}
+
+// requireIdle requires both pods to be fresh namespaces again and every
+// simulator and node namespace to be as before the first connection.
+func requireIdle(ctx context.Context, t *testing.T, d *domain.Domain, client *domain.Client, nse *domain.Endpoint) {
+	t.Helper()
 	requireEventuallyEmpty(t, "client pod", client.Pod.Netns)
 	requireEventuallyEmpty(t, "endpoint pod", nse.Pod.Netns)
 	for _, node := range d.Nodes {
 		requireSimulatorClean(ctx, t, d, node)
 		requireNodeKernelClean(t, node)
 	}
+}
+
+// requireEndpointUnregisters stops the endpoint and requires it to be gone
+// from the registry.
+func requireEndpointUnregisters(ctx context.Context, t *testing.T, d *domain.Domain, nse *domain.Endpoint) {
+	t.Helper()
 	require.NoError(t, nse.Close())
 	requireEventuallyUnregistered(ctx, t, d, nse.Name)
 }
@@ -116,13 +173,15 @@ func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain 
 	workDir, err := os.MkdirTemp("", "e2e-")
 	require.NoError(t, err)
 	d, err := domain.Start(ctx, domain.Config{
-		Binaries:            binaries,
-		SpireBinDir:         filepath.Join(repoRoot, ".cache", "bin"),
-		WorkDir:             workDir,
-		NetnsPrefix:         topology.RunPrefix(netnsBase) + sc.tag + "-",
-		Nodes:               sc.nodes,
-		KernelInterfaceType: sc.kernelType,
-		LogLevel:            "DEBUG",
+		Binaries:             binaries,
+		SpireBinDir:          filepath.Join(repoRoot, ".cache", "bin"),
+		WorkDir:              workDir,
+		NetnsPrefix:          topology.RunPrefix(netnsBase) + sc.tag + "-",
+		Nodes:                sc.nodes,
+		KernelInterfaceType:  sc.kernelType,
+		LogLevel:             "DEBUG",
+		MaxTokenLifetime:     sc.tokenLifetime,
+		ClientRequestTimeout: sc.requestTimeout,
 		// Empty means the forwarder's own default (INFO).
 		ForwarderLogLevel: os.Getenv("E2E_FORWARDER_LOG_LEVEL"),
 	})
@@ -136,8 +195,11 @@ func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain 
 		if closeErr := d.Close(); closeErr != nil {
 			t.Errorf("tear-down left something behind or a program did not stop cleanly (logs in %s): %v", workDir, closeErr)
 		}
-		if !t.Failed() {
+		if !t.Failed() && os.Getenv("E2E_KEEP_WORKDIR") == "" {
 			_ = os.RemoveAll(workDir)
+		}
+		if os.Getenv("E2E_KEEP_WORKDIR") != "" {
+			t.Logf("logs kept in %s (E2E_KEEP_WORKDIR)", workDir)
 		}
 	})
 	return d

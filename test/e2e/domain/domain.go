@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
@@ -31,6 +32,17 @@ type Config struct {
 	// forwarders' (INFO when empty, the forwarder's own default).
 	LogLevel          string
 	ForwarderLogLevel string
+	// MaxTokenLifetime, when set, is NSM_MAX_TOKEN_LIFETIME of every NSM
+	// program (registry, nsmgrs, forwarders, endpoints, clients): it bounds
+	// how long a connection whose client died outlives it, and sets the
+	// refresh pace (about a third of it).
+	MaxTokenLifetime time.Duration
+	// ClientRequestTimeout, when set, is the clients' NSM_REQUEST_TIMEOUT
+	// (30s otherwise). sdk's timeout element closes a connection at its
+	// expiry minus the Request's remaining deadline, so a short
+	// MaxTokenLifetime needs a timeout well below it; it also bounds how long
+	// a heal attempt stuck on a dead next hop blocks the next one.
+	ClientRequestTimeout time.Duration
 }
 
 // Node is one node's running programs.
@@ -40,6 +52,8 @@ type Node struct {
 	APISocket, StateSocket      string
 	NsmgrSocket                 string
 	ForwarderName               string
+	// StateDir is the forwarder's NSM_STATE_DIR, kept across its restarts.
+	StateDir string
 	// IdleInterfaces and IdleKernel are the simulator's interfaces and the
 	// node namespace's kernel state once the forwarder is ready and before any
 	// connection: what every Close must return to.
@@ -165,11 +179,11 @@ func (d *Domain) startRegistry(ctx context.Context) (err error) {
 		Name:   "registry",
 		Netns:  first.Netns,
 		Binary: d.cfg.Binaries.Registry,
-		Env: []string{
+		Env: append([]string{
 			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(first.Name),
 			"NSM_LISTEN_ON=unix://" + d.registrySocket() + "," + d.registryTCP(),
 			"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
-		},
+		}, d.tokenLifetimeEnv()...),
 		LogPath: filepath.Join(d.cfg.WorkDir, "registry.log"),
 	})
 	if err != nil {
@@ -187,6 +201,7 @@ func (d *Domain) startNode(ctx context.Context, node *Node) error {
 	node.StateSocket = filepath.Join(dir, "vppsim-state.sock")
 	node.NsmgrSocket = filepath.Join(dir, "nsmgr.sock")
 	node.ForwarderName = "forwarder-" + node.Name
+	node.StateDir = filepath.Join(dir, "forwarder-state")
 	for _, start := range []func(context.Context, *Node, string) error{d.startSimulator, d.startNsmgr, d.startForwarder} {
 		if err := start(ctx, node, dir); err != nil {
 			return err
@@ -222,7 +237,7 @@ func (d *Domain) startNsmgr(ctx context.Context, node *Node, dir string) (err er
 		Name:   "nsmgr-" + node.Name,
 		Netns:  node.Netns,
 		Binary: d.cfg.Binaries.Nsmgr,
-		Env: []string{
+		Env: append([]string{
 			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
 			"NODE_NAME=" + node.Name,
 			"POD_NAME=nsmgr-" + node.Name,
@@ -231,7 +246,7 @@ func (d *Domain) startNsmgr(ctx context.Context, node *Node, dir string) (err er
 				fmt.Sprintf("tcp://%s", netip.AddrPortFrom(node.IP.Addr(), nsmgrPort)),
 			"NSM_REGISTRY_URL=" + d.registryTCP(),
 			"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
-		},
+		}, d.tokenLifetimeEnv()...),
 		LogPath: filepath.Join(dir, "nsmgr.log"),
 	})
 	if err != nil {
@@ -247,7 +262,7 @@ func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (er
 		Name:   node.ForwarderName,
 		Netns:  node.Netns,
 		Binary: d.cfg.Binaries.Forwarder,
-		Env: []string{
+		Env: append([]string{
 			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
 			"NODE_NAME=" + node.Name,
 			"POD_NAME=" + node.ForwarderName,
@@ -259,13 +274,73 @@ func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (er
 			"NSM_VPP_INIT=NONE",
 			"NSM_KERNEL_INTERFACE_TYPE=" + d.cfg.KernelInterfaceType,
 			"NSM_LOG_LEVEL=" + d.cfg.ForwarderLogLevel,
-		},
+			"NSM_STATE_DIR=" + node.StateDir,
+		}, d.tokenLifetimeEnv()...),
 		LogPath: filepath.Join(dir, "forwarder.log"),
 	})
 	if err != nil {
 		return err
 	}
 	return d.waitRegistered(ctx, node.Forwarder, node.ForwarderName)
+}
+
+// forwarderReady is what the forwarder logs once it serves and is registered.
+const forwarderReady = "forwarder-vpp is ready"
+
+// RestartForwarder SIGKILLs node's forwarder, leaving VPP (the simulator) and
+// the kernel as they are, as when the forwarder's container is OOM-killed
+// next to an external VPP, and starts it again with the same environment.
+// It returns once the new run says it is ready: the old run's registration
+// is still in the registry, so registration alone proves nothing.
+func (d *Domain) RestartForwarder(ctx context.Context, node *Node) (err error) {
+	node.Forwarder.Kill()
+	node.Forwarder, err = respawn(ctx, node.Forwarder, forwarderReady)
+	return err
+}
+
+// RespawnNsmgr starts node's nsmgr again with the same environment once it
+// has died (see process.Process.Kill), and returns once it serves.
+func (d *Domain) RespawnNsmgr(ctx context.Context, node *Node) (err error) {
+	node.Nsmgr, err = respawn(ctx, node.Nsmgr, "serving on")
+	return err
+}
+
+// respawn starts dead's program again and waits until the new run writes
+// readyLine to the log they share: a socket or a registration left by the
+// dead run would prove nothing.
+func respawn(ctx context.Context, dead *process.Process, readyLine string) (*process.Process, error) {
+	logStart, err := fileSize(dead.LogPath())
+	if err != nil {
+		return dead, err
+	}
+	restarted, err := dead.Respawn()
+	if err != nil {
+		return dead, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	return restarted, poll(ctx, restarted, func() (bool, error) {
+		data, readErr := os.ReadFile(restarted.LogPath())
+		if readErr != nil {
+			return false, readErr
+		}
+		return int64(len(data)) > logStart && strings.Contains(string(data[logStart:]), readyLine), nil
+	}, "%s never logged %q after its restart", restarted.Name(), readyLine)
+}
+
+func fileSize(path string) (int64, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return info.Size(), nil
+}
+
+func (d *Domain) tokenLifetimeEnv() []string {
+	if d.cfg.MaxTokenLifetime == 0 {
+		return nil
+	}
+	return []string{"NSM_MAX_TOKEN_LIFETIME=" + d.cfg.MaxTokenLifetime.String()}
 }
 
 // waitForFile waits for a socket or file that p creates once it is serving.

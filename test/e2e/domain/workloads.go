@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -34,6 +35,7 @@ type Client struct {
 	Proc        *process.Process
 	Connections []*networkservice.Connection
 	d           *Domain
+	connFile    string
 }
 
 // EndpointRecord is one registered endpoint as the registry lists it.
@@ -43,19 +45,35 @@ type EndpointRecord struct {
 	Services []string `json:"services"`
 }
 
+// EndpointOption adds to an endpoint's configuration.
+type EndpointOption func(env []string) []string
+
+// WithPolicyRoutes makes the endpoint put one policy route per client address
+// into each connection's IP context: traffic from that address to each of
+// prefixes goes to the endpoint's address (e2e-nse's NSM_POLICY_ROUTES).
+func WithPolicyRoutes(prefixes ...string) EndpointOption {
+	return func(env []string) []string {
+		return append(env, "NSM_POLICY_ROUTES="+strings.Join(prefixes, ","))
+	}
+}
+
 // StartEndpoint starts an endpoint for service in a new pod on node, handing
 // out addresses from cidr, and waits until it is registered.
-func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, cidr string) (*Endpoint, error) {
+func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, cidr string, opts ...EndpointOption) (*Endpoint, error) {
 	pod, err := d.Topology.AddPod(node.Node, name)
 	if err != nil {
 		return nil, err
 	}
 	dir := filepath.Join(d.cfg.WorkDir, node.Name, name)
+	env := d.tokenLifetimeEnv()
+	for _, opt := range opts {
+		env = opt(env)
+	}
 	proc, err := process.Start(process.Spec{
 		Name:   name,
 		Netns:  pod.Netns,
 		Binary: d.cfg.Binaries.Endpoint,
-		Env: []string{
+		Env: append([]string{
 			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
 			"NODE_NAME=" + node.Name,
 			"POD_NAME=" + name,
@@ -65,7 +83,7 @@ func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, c
 			"NSM_SERVICE_NAMES=" + service,
 			"NSM_CIDR_PREFIX=" + cidr,
 			"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
-		},
+		}, env...),
 		LogPath: filepath.Join(dir, "nse.log"),
 	})
 	if err != nil {
@@ -105,7 +123,7 @@ func (d *Domain) Connect(ctx context.Context, node *Node, name string, services 
 		Name:   name,
 		Netns:  pod.Netns,
 		Binary: d.cfg.Binaries.Client,
-		Env: []string{
+		Env: append([]string{
 			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
 			"NODE_NAME=" + node.Name,
 			"POD_NAME=" + name,
@@ -114,13 +132,13 @@ func (d *Domain) Connect(ctx context.Context, node *Node, name string, services 
 			"NSM_NETWORK_SERVICES=" + strings.Join(services, ","),
 			"NSM_CONNECTION_FILE=" + connFile,
 			"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
-		},
+		}, d.clientEnv()...),
 		LogPath: filepath.Join(dir, "nsc.log"),
 	})
 	if err != nil {
 		return nil, errors.Join(err, d.Topology.DeletePod(pod))
 	}
-	c := &Client{Name: name, Pod: pod, Proc: proc, d: d}
+	c := &Client{Name: name, Pod: pod, Proc: proc, d: d, connFile: connFile}
 	d.clients = append(d.clients, c)
 	waitCtx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
@@ -133,11 +151,45 @@ func (d *Domain) Connect(ctx context.Context, node *Node, name string, services 
 	return c, nil
 }
 
+func (d *Domain) clientEnv() []string {
+	env := d.tokenLifetimeEnv()
+	if d.cfg.ClientRequestTimeout != 0 {
+		env = append(env, "NSM_REQUEST_TIMEOUT="+d.cfg.ClientRequestTimeout.String())
+	}
+	return env
+}
+
 // Close makes the client close its connections and exit; an error means a
 // Close was refused or failed. The pod namespace stays for inspection until
 // DeletePod or the domain's Close.
 func (c *Client) Close() error {
 	return c.Proc.Stop(stopGrace)
+}
+
+// Kill SIGKILLs the client, as an OOM kill does: no Close is sent, and its pod
+// namespace stays with whatever NSM put there.
+func (c *Client) Kill() {
+	c.Proc.Kill()
+}
+
+// ConnectionsWritten is when the client last wrote its granted connections:
+// it rewrites them after every successful refresh or heal.
+func (c *Client) ConnectionsWritten() (time.Time, error) {
+	info, err := os.Stat(c.connFile)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return info.ModTime(), nil
+}
+
+// ReloadConnections reads the connections the client holds now.
+func (c *Client) ReloadConnections() error {
+	conns, err := readConnections(c.connFile)
+	if err != nil {
+		return err
+	}
+	c.Connections = conns
+	return nil
 }
 
 // DeletePod removes the client's pod.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -36,6 +37,9 @@ type Process struct {
 	done    chan struct{}
 	waitErr error
 	once    sync.Once
+	// killed is set by Kill: a death by the harness's own SIGKILL is the
+	// point of a crash scenario, not a failed shutdown.
+	killed atomic.Bool
 }
 
 // Start launches spec and returns at once; use the program's own readiness
@@ -103,10 +107,31 @@ func (p *Process) Stop(grace time.Duration) error {
 	}
 }
 
-// Kill ends the process group at once, as an OOM kill would.
+// Kill ends the process group at once, as an OOM kill would; a later Stop
+// then reports no error.
 func (p *Process) Kill() {
+	p.killed.Store(true)
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.done
+}
+
+// Respawn starts the same program again with the same spec, as a kubelet
+// restarts a crashed container; its output is appended to the same log,
+// after a line that marks the restart. Call it once p has exited.
+func (p *Process) Respawn() (*Process, error) {
+	if exited, _ := p.Exited(); !exited {
+		return nil, fmt.Errorf("%s is still running", p.spec.Name)
+	}
+	logFile, err := os.OpenFile(p.spec.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	_, err = fmt.Fprintf(logFile, "==== e2e harness: %s restarted at %s ====\n", p.spec.Name, time.Now().UTC().Format(time.RFC3339Nano))
+	err = errors.Join(err, logFile.Close())
+	if err != nil {
+		return nil, err
+	}
+	return Start(p.spec)
 }
 
 func (p *Process) exitError() error {
@@ -115,10 +140,14 @@ func (p *Process) exitError() error {
 	}
 	var exitErr *exec.ExitError
 	if errors.As(p.waitErr, &exitErr) {
-		if status, ok := exitErr.Sys().(syscall.WaitStatus); ok && status.Signaled() &&
-			status.Signal() == syscall.SIGTERM {
-			// Programs that do not trap SIGTERM (the SPIRE binaries) end this way.
-			return nil
+		if status, ok := exitErr.Sys().(syscall.WaitStatus); ok && status.Signaled() {
+			switch {
+			case status.Signal() == syscall.SIGTERM:
+				// Programs that do not trap SIGTERM (the SPIRE binaries) end this way.
+				return nil
+			case status.Signal() == syscall.SIGKILL && p.killed.Load():
+				return nil
+			}
 		}
 	}
 	return fmt.Errorf("%s: %w", p.spec.Name, p.waitErr)

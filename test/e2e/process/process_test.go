@@ -56,3 +56,23 @@ func TestTailReturnsTheLastLines(t *testing.T) {
 	require.Equal(t, "one\ntwo\nthree", process.Tail(path, 10))
 	require.Contains(t, process.Tail(filepath.Join(t.TempDir(), "missing"), 3), "no log")
 }
+
+func TestKilledProcessStopsCleanlyAndRespawnsWithTheSameSpec(t *testing.T) {
+	p := start(t, "echo started; exec sleep 60")
+	require.Eventually(t, func() bool { return strings.Contains(p.LogTail(1), "started") }, 5*time.Second, 10*time.Millisecond)
+	_, err := p.Respawn()
+	require.ErrorContains(t, err, "still running")
+	p.Kill()
+	require.NoError(t, p.Stop(time.Second), "a death by the harness's own SIGKILL is not a failed shutdown")
+
+	again, err := p.Respawn()
+	require.NoError(t, err)
+	t.Cleanup(again.Kill)
+	require.Eventually(t, func() bool { return len(strings.Split(process.Tail(p.LogPath(), 10), "\n")) == 3 }, 5*time.Second, 10*time.Millisecond)
+	lines := strings.Split(process.Tail(p.LogPath(), 10), "\n")
+	require.Equal(t, "started", lines[0])
+	require.Contains(t, lines[1], "==== e2e harness: sh restarted at")
+	require.Equal(t, "started", lines[2], "the same program ran again, appending to the same log")
+	exited, _ := again.Exited()
+	require.False(t, exited)
+}

@@ -37,6 +37,8 @@ type Rule struct {
 	Priority int
 	Src      string
 	Table    int
+	// Protocol is who installed the rule (rtnetlink protocol attribute).
+	Protocol int
 }
 
 // State is what a namespace holds.
@@ -115,7 +117,7 @@ func Inspect(netnsName string) (*State, error) {
 		if isDefaultRule(r) {
 			continue
 		}
-		rule := Rule{Priority: r.Priority, Table: r.Table}
+		rule := Rule{Priority: r.Priority, Table: r.Table, Protocol: int(r.Protocol)}
 		if r.Src != nil {
 			rule.Src = r.Src.String()
 		}
@@ -182,7 +184,7 @@ func (s *State) String() string {
 		fmt.Fprintf(&b, " dev %s proto %d\n", r.Link, r.Protocol)
 	}
 	for _, r := range s.Rules {
-		fmt.Fprintf(&b, "  rule %d from %s lookup %d\n", r.Priority, r.Src, r.Table)
+		fmt.Fprintf(&b, "  rule %d from %s lookup %d proto %d\n", r.Priority, r.Src, r.Table, r.Protocol)
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -62,7 +63,7 @@ func TestInspectSeesRoutesAndRules(t *testing.T) {
 	netns := topo.Nodes[0].Netns
 	for _, args := range [][]string{
 		{"route", "add", "10.99.0.0/24", "via", topo.Nodes[0].IP.Addr().Next().String(), "dev", "eth0", "table", "300"},
-		{"rule", "add", "from", "10.98.0.0/24", "lookup", "300", "priority", "1000"},
+		{"rule", "add", "from", "10.98.0.0/24", "lookup", "300", "priority", "1000", "protocol", "250"},
 	} {
 		out, cmdErr := exec.Command("ip", append([]string{"-n", netns}, args...)...).CombinedOutput()
 		require.NoError(t, cmdErr, "%s", out)
@@ -70,7 +71,7 @@ func TestInspectSeesRoutesAndRules(t *testing.T) {
 	state, err := topology.Inspect(netns)
 	require.NoError(t, err)
 	require.Equal(t, []topology.Route{{Table: 300, Dst: "10.99.0.0/24", Gw: topo.Nodes[0].IP.Addr().Next().String(), Link: "eth0", Protocol: 3}}, state.Routes)
-	require.Equal(t, []topology.Rule{{Priority: 1000, Src: "10.98.0.0/24", Table: 300}}, state.Rules)
+	require.Equal(t, []topology.Rule{{Priority: 1000, Src: "10.98.0.0/24", Table: 300, Protocol: 250}}, state.Rules)
 }
 
 func TestSweepStaleDeletesOnlyDeadRuns(t *testing.T) {
@@ -88,4 +89,41 @@ func TestSweepStaleDeletesOnlyDeadRuns(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, names, dead)
 	require.Contains(t, names, alive)
+}
+
+func TestWatchLinksSeesALinkDeletedAndRecreated(t *testing.T) {
+	requireRoot(t)
+	topo, err := topology.New(topology.RunPrefix("e2e")+"watch-", 1)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = topo.Close() })
+	netns := topo.Nodes[0].Netns
+	watch, err := topology.WatchLinks(netns)
+	require.NoError(t, err)
+	for _, args := range [][]string{
+		{"link", "set", "eth0", "mtu", "1400"},
+		{"tuntap", "add", "probe0", "mode", "tap"},
+		{"link", "set", "probe0", "up"},
+		{"tuntap", "del", "probe0", "mode", "tap"},
+		{"tuntap", "add", "probe0", "mode", "tap"},
+	} {
+		out, cmdErr := exec.Command("ip", append([]string{"-n", netns}, args...)...).CombinedOutput()
+		require.NoError(t, cmdErr, "%s", out)
+	}
+	state, err := topology.Inspect(netns)
+	require.NoError(t, err)
+	_, present := state.Link("probe0")
+	require.True(t, present)
+	var events []topology.LinkEvent
+	require.Eventually(t, func() bool {
+		events, err = watch.Snapshot()
+		return len(events) >= 3
+	}, 5*time.Second, 10*time.Millisecond)
+	events, err = watch.Stop()
+	require.NoError(t, err)
+	require.Len(t, events, 3, "a change to a known link (eth0 mtu, probe0 up) is no event: %v", events)
+	for i, deleted := range []bool{false, true, false} {
+		require.Equal(t, "probe0", events[i].Name)
+		require.Equal(t, deleted, events[i].Deleted, "%v", events)
+	}
+	require.NotEqual(t, events[0].Index, events[2].Index)
 }

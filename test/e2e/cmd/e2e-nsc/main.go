@@ -3,7 +3,8 @@
 // NSM_NETWORK_SERVICES entry (kernel://service/ifname), with healing and the
 // kernel liveness check on as a real NSC has them. Each granted connection is
 // written to NSM_CONNECTION_FILE (protojson, one per line) so the harness can
-// compare the pod's kernel state with the IP context. On SIGTERM it closes its
+// compare the pod's kernel state with the IP context; the file is rewritten
+// after every refresh and heal. On SIGTERM it closes its
 // connections and exits non-zero if a Close failed.
 package main
 
@@ -13,7 +14,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -94,17 +94,23 @@ func run() error {
 			heal.WithLivenessCheckInterval(cfg.LivenessCheckInterval),
 			heal.WithLivenessCheckTimeout(cfg.LivenessCheckTimeout))
 	}
+	functionality := []networkservice.NetworkServiceClient{
+		mechanisms.NewClient(map[string]networkservice.NetworkServiceClient{
+			kernelmech.MECHANISM: chain.NewNetworkServiceClient(kernel.NewClient()),
+		}),
+		sendfd.NewClient(),
+	}
+	var record *recorder
+	if cfg.ConnectionFile != "" {
+		record = newRecorder(cfg.ConnectionFile)
+		functionality = append([]networkservice.NetworkServiceClient{record}, functionality...)
+	}
 	nsmClient := retry.NewClient(client.NewClient(ctx,
 		client.WithClientURL(&cfg.ConnectTo),
 		client.WithName(cfg.Name),
 		client.WithAuthorizeClient(authorize.NewClient()),
 		client.WithHealClient(heal.NewClient(ctx, healOptions...)),
-		client.WithAdditionalFunctionality(
-			mechanisms.NewClient(map[string]networkservice.NetworkServiceClient{
-				kernelmech.MECHANISM: chain.NewNetworkServiceClient(kernel.NewClient()),
-			}),
-			sendfd.NewClient(),
-		),
+		client.WithAdditionalFunctionality(functionality...),
 		client.WithDialTimeout(cfg.DialTimeout),
 		client.WithDialOptions(nsmgrpc.DialOptions(source, generate)...),
 	), retry.WithTryTimeout(cfg.RequestTimeout))
@@ -145,28 +151,11 @@ func run() error {
 		log.FromContext(ctx).Infof("connected to %s: interface %s, ip context %s", service.NetworkService(),
 			conn.GetMechanism().GetParameters()["name"], protojson.Format(conn.GetContext().GetIpContext()))
 	}
-	if cfg.ConnectionFile != "" {
-		if err = writeConnections(cfg.ConnectionFile, granted); err != nil {
+	if record != nil {
+		if err = record.start(); err != nil {
 			return errors.Join(err, closeAll())
 		}
 	}
 	<-signalCtx.Done()
 	return closeAll()
-}
-
-// writeConnections replaces path atomically, so a reader never sees half of it.
-func writeConnections(path string, conns []*networkservice.Connection) error {
-	var lines []string
-	for _, conn := range conns {
-		data, err := protojson.Marshal(conn)
-		if err != nil {
-			return err
-		}
-		lines = append(lines, string(data))
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

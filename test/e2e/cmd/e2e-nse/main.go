@@ -1,6 +1,7 @@
 // Command e2e-nse is an endpoint like NSM's cmd-nse-icmp-responder: it hands
 // out point-to-point addresses from NSM_CIDR_PREFIX, accepts the kernel
-// mechanism in its own network namespace (run it inside the pod's netns) and
+// mechanism in its own network namespace (run it inside the pod's netns),
+// gives each client a policy route per NSM_POLICY_ROUTES prefix and
 // registers itself through the local nsmgr. On SIGTERM it unregisters before
 // exiting, so a scenario can prove the registry is left empty.
 package main
@@ -9,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"time"
@@ -43,6 +45,7 @@ type config struct {
 	ServiceNames     []string      `default:"icmp-responder" split_words:"true"`
 	Payload          string        `default:"ETHERNET"`
 	CidrPrefix       []string      `default:"169.254.0.0/16" split_words:"true"`
+	PolicyRoutes     []string      `split_words:"true" desc:"prefixes each client reaches through a policy route from its own address"`
 	DialTimeout      time.Duration `default:"5s" split_words:"true"`
 	SVIDTimeout      time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
 	LogLevel         string        `default:"INFO" split_words:"true"`
@@ -67,6 +70,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	policies := &policyRoutes{}
+	for _, route := range cfg.PolicyRoutes {
+		prefix, parseErr := netip.ParsePrefix(route)
+		if parseErr != nil {
+			return fmt.Errorf("NSM_POLICY_ROUTES entry %q: %w", route, parseErr)
+		}
+		policies.prefixes = append(policies.prefixes, prefix.Masked())
+	}
 	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
 	if err != nil {
 		return err
@@ -84,6 +95,7 @@ func run() error {
 		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
 		endpoint.WithAdditionalFunctionality(
 			point2pointipam.NewServer(prefixes...),
+			policies,
 			recvfd.NewServer(),
 			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
 				kernelmech.MECHANISM: kernel.NewServer(),

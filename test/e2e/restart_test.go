@@ -1,0 +1,238 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+)
+
+const (
+	// policyPrefix is reached from the client's address through a policy
+	// route (TEST-NET-2: nothing is ever sent there).
+	policyPrefix = "198.51.100.0/24"
+	// healTimeout bounds how long the client takes to be granted its
+	// connection again through a restarted forwarder.
+	healTimeout = 30 * time.Second
+	// expiryLifetime is the token lifetime of the killed-client scenario, and
+	// expiryMargin how long after it the connection's resources may linger.
+	expiryLifetime = 30 * time.Second
+	expiryMargin   = 15 * time.Second
+	// crashRequestTimeout is the client's NSM_REQUEST_TIMEOUT in these
+	// scenarios. It stays well below expiryLifetime: sdk's timeout element
+	// closes a connection at its expiry minus the Request's deadline. After a
+	// forwarder restart, the nsmgr's first heal attempt blocks on closing the
+	// path through the dead forwarder's socket until this timeout; the next
+	// attempt goes through.
+	crashRequestTimeout = 10 * time.Second
+	// shortScenarioTime bounds the crash scenarios.
+	shortScenarioTime = 2 * time.Minute
+)
+
+// The forwarder is SIGKILLed while a client with a policy route is connected
+// over taps, and started again with the same environment; the simulator
+// (an external VPP) and the kernel keep what the dead run made.
+func TestForwarderRestartOverTap(t *testing.T) {
+	runForwarderRestart(t, scenario{tag: "rtap", kernelType: "tap", linkType: "tuntap", nodes: 1, requestTimeout: crashRequestTimeout})
+}
+
+// As TestForwarderRestartOverTap, over veth pairs whose node-side ends the
+// simulator drives as af-packet interfaces.
+func TestForwarderRestartOverVeth(t *testing.T) {
+	runForwarderRestart(t, scenario{tag: "rveth", kernelType: "veth", linkType: "veth", nodes: 1, requestTimeout: crashRequestTimeout})
+}
+
+// The client is SIGKILLed (no Close) and its pod stays: once its tokens run
+// out, the nsmgr's timeout closes the connection, and everything NSM made for
+// it must go.
+func TestKilledClientConnectionExpires(t *testing.T) {
+	runKilledClient(t, "oom", false)
+}
+
+// As TestKilledClientConnectionExpires, but the node's nsmgr is SIGKILLed
+// too, so no Close can reach the forwarder: it must release the expired
+// connection's data plane on its own. The nsmgr comes back afterwards so that
+// the endpoint and the forwarder can unregister.
+func TestKilledClientAndNsmgrConnectionExpires(t *testing.T) {
+	runKilledClient(t, "oomx", true)
+}
+
+func runKilledClient(t *testing.T, tag string, killNsmgr bool) {
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	sc := scenario{tag: tag, kernelType: "tap", linkType: "tuntap", nodes: 1, tokenLifetime: expiryLifetime, requestTimeout: crashRequestTimeout}
+	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
+	defer cancel()
+	d := startDomain(ctx, t, sc)
+	node := d.Nodes[0]
+	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
+	require.NoError(t, err)
+	client := connectClient(ctx, t, d, sc)
+	requirePolicies(t, client)
+	requireConnected(ctx, t, d, sc, client, nse)
+
+	client.Kill()
+	killedAt := time.Now()
+	if killNsmgr {
+		node.Nsmgr.Kill()
+	}
+	var state *topology.State
+	waitUntil(t, killedAt.Add(expiryLifetime+expiryMargin), 250*time.Millisecond, func() bool {
+		state, err = topology.Inspect(client.Pod.Netns)
+		return err == nil && isPristine(state)
+	}, func() string {
+		return fmt.Sprintf("%s after the client was SIGKILLed with a token lifetime of %s (nsmgr killed too: %t), its pod still holds NSM state (%v):\n%s\nforwarder log:\n%s",
+			time.Since(killedAt).Round(time.Second), expiryLifetime, killNsmgr, err, state, node.Forwarder.LogTail(30))
+	})
+	t.Logf("the killed client's pod was clean %s after the kill", time.Since(killedAt).Round(100*time.Millisecond))
+	requireIdle(ctx, t, d, client, nse)
+	if killNsmgr {
+		require.NoError(t, d.RespawnNsmgr(ctx, node))
+	}
+	requireEndpointUnregisters(ctx, t, d, nse)
+}
+
+func runForwarderRestart(t *testing.T, sc scenario) {
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
+	defer cancel()
+	d := startDomain(ctx, t, sc)
+	node := d.Nodes[0]
+	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
+	require.NoError(t, err)
+	client := connectClient(ctx, t, d, sc)
+	requirePolicies(t, client)
+	before := requireConnected(ctx, t, d, sc, client, nse)
+	connectedInterfaces, err := d.SimulatorInterfaces(ctx, node)
+	require.NoError(t, err)
+	require.Greater(t, len(connectedInterfaces), len(node.IdleInterfaces), "the connection added no interface to the simulator")
+
+	// Whether the restarted forwarder leaves the pods' interfaces alone is
+	// judged last, so that every other check has run.
+	clientLinks, err := topology.WatchLinks(client.Pod.Netns)
+	require.NoError(t, err)
+	nseLinks, err := topology.WatchLinks(nse.Pod.Netns)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = clientLinks.Stop(); _, _ = nseLinks.Stop() })
+	restartedAt := time.Now()
+	require.NoError(t, d.RestartForwarder(ctx, node))
+	t.Logf("forwarder ready %s after the SIGKILL", time.Since(restartedAt).Round(100*time.Millisecond))
+	requireGrantedAgainAfter(t, client, restartedAt)
+	t.Logf("client granted its connection again %s after the SIGKILL", time.Since(restartedAt).Round(100*time.Millisecond))
+	require.NoError(t, client.ReloadConnections())
+	require.Len(t, client.Connections, 1)
+
+	after := requireConnected(ctx, t, d, sc, client, nse)
+	require.Equal(t, before.clientState.Rules, after.clientState.Rules,
+		"the client's policy rules changed across the forwarder's restart\nbefore:\n%s\nafter:\n%s", before.clientState, after.clientState)
+	requireSimulatorKinds(ctx, t, d, node, connectedInterfaces)
+	clientEvents, clientWatchErr := clientLinks.Stop()
+	nseEvents, nseWatchErr := nseLinks.Stop()
+	require.NoError(t, clientWatchErr)
+	require.NoError(t, nseWatchErr)
+	requireCloseLeavesNothing(ctx, t, d, client, nse)
+
+	// Field report 3's invariant: a restart with intact kernel state deletes
+	// nothing, so traffic never falls through to the main table. Deleting the
+	// client's interface takes the policy table's routes with it (the kernel
+	// flushes routes through a deleted link): until they are back, the
+	// policy's traffic falls through to the main table.
+	if deleted := deletions(clientEvents, clientIfname); len(deleted) > 0 {
+		t.Errorf("the restarted forwarder deleted the client's %s while healing an intact connection "+
+			"(VPP and kernel had kept everything): client pod link events %v, endpoint pod link events %v; "+
+			"rules before and after were identical, but their tables lost their routes until the interface came back "+
+			"(internal/restore releases a re-requested connection's VPP interfaces and veths so that the chain rebuilds them). "+
+			"Forwarder log of the heal:\n%s",
+			clientIfname, clientEvents, nseEvents, grepLog(node.Forwarder.LogPath(), "restore:"))
+	}
+}
+
+func deletions(events []topology.LinkEvent, name string) []topology.LinkEvent {
+	var deleted []topology.LinkEvent
+	for _, e := range events {
+		if e.Deleted && e.Name == name {
+			deleted = append(deleted, e)
+		}
+	}
+	return deleted
+}
+
+// grepLog returns the lines of a log that contain substr.
+func grepLog(path, substr string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	var lines []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, substr) {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// requirePolicies requires the endpoint to have given the client's
+// connection a policy route, so that the scenario exercises ip rules.
+func requirePolicies(t *testing.T, client *domain.Client) {
+	t.Helper()
+	policies := client.Connections[0].GetContext().GetIpContext().GetPolicies()
+	require.NotEmpty(t, policies, "the endpoint put no policy route into the IP context")
+}
+
+// requireGrantedAgainAfter waits until the client has rewritten its
+// connections after since: a refresh or heal went through the whole path.
+func requireGrantedAgainAfter(t *testing.T, client *domain.Client, since time.Time) {
+	t.Helper()
+	var written time.Time
+	var err error
+	waitUntil(t, since.Add(healTimeout), 250*time.Millisecond, func() bool {
+		written, err = client.ConnectionsWritten()
+		return err == nil && written.After(since)
+	}, func() string {
+		return fmt.Sprintf("the client was not granted its connection again within %s of the forwarder's restart (last written %s, %v):\n%s",
+			healTimeout, written.Format(time.RFC3339Nano), err, client.Proc.LogTail(20))
+	})
+}
+
+// requireSimulatorKinds waits until node's simulator holds interfaces of the
+// same kinds, as many of each, as want: a healed connection must not leave
+// the dead run's interfaces next to the new run's.
+func requireSimulatorKinds(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node, want []domain.SimInterface) {
+	t.Helper()
+	var now []domain.SimInterface
+	var err error
+	waitFor(t, 200*time.Millisecond, func() bool {
+		now, err = d.SimulatorInterfaces(ctx, node)
+		return err == nil && kindCounts(now) == kindCounts(want)
+	}, func() string {
+		return fmt.Sprintf("%s: simulator interfaces after the forwarder's restart %v (%s, error %v); with the one connection before it %v (%s)",
+			node.Name, now, kindCounts(now), err, want, kindCounts(want))
+	})
+}
+
+// kindCounts renders how many interfaces of each kind there are, e.g.
+// "af_packet=1 tap=2".
+func kindCounts(interfaces []domain.SimInterface) string {
+	counts := map[string]int{}
+	for _, i := range interfaces {
+		counts[i.Kind]++
+	}
+	parts := make([]string, 0, len(counts))
+	for kind, n := range counts {
+		parts = append(parts, fmt.Sprintf("%s=%d", kind, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
