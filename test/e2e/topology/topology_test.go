@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -89,41 +88,4 @@ func TestSweepStaleDeletesOnlyDeadRuns(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, names, dead)
 	require.Contains(t, names, alive)
-}
-
-func TestWatchLinksSeesALinkDeletedAndRecreated(t *testing.T) {
-	requireRoot(t)
-	topo, err := topology.New(topology.RunPrefix("e2e")+"watch-", 1)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = topo.Close() })
-	netns := topo.Nodes[0].Netns
-	watch, err := topology.WatchLinks(netns)
-	require.NoError(t, err)
-	for _, args := range [][]string{
-		{"link", "set", "eth0", "mtu", "1400"},
-		{"tuntap", "add", "probe0", "mode", "tap"},
-		{"link", "set", "probe0", "up"},
-		{"tuntap", "del", "probe0", "mode", "tap"},
-		{"tuntap", "add", "probe0", "mode", "tap"},
-	} {
-		out, cmdErr := exec.Command("ip", append([]string{"-n", netns}, args...)...).CombinedOutput()
-		require.NoError(t, cmdErr, "%s", out)
-	}
-	state, err := topology.Inspect(netns)
-	require.NoError(t, err)
-	_, present := state.Link("probe0")
-	require.True(t, present)
-	var events []topology.LinkEvent
-	require.Eventually(t, func() bool {
-		events, err = watch.Snapshot()
-		return len(events) >= 3
-	}, 5*time.Second, 10*time.Millisecond)
-	events, err = watch.Stop()
-	require.NoError(t, err)
-	require.Len(t, events, 3, "a change to a known link (eth0 mtu, probe0 up) is no event: %v", events)
-	for i, deleted := range []bool{false, true, false} {
-		require.Equal(t, "probe0", events[i].Name)
-		require.Equal(t, deleted, events[i].Deleted, "%v", events)
-	}
-	require.NotEqual(t, events[0].Index, events[2].Index)
 }
