@@ -237,16 +237,12 @@ func (d *Domain) startNsmgr(ctx context.Context, node *Node, dir string) (err er
 		Name:   "nsmgr-" + node.Name,
 		Netns:  node.Netns,
 		Binary: d.cfg.Binaries.Nsmgr,
-		Env: append([]string{
-			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
-			"NODE_NAME=" + node.Name,
-			"POD_NAME=nsmgr-" + node.Name,
-			"NSM_NAME=nsmgr-" + node.Name,
-			"NSM_LISTEN_ON=unix://" + node.NsmgrSocket + "," +
+		Env: append(d.workloadEnv(node, "nsmgr-"+node.Name,
+			"NSM_LISTEN_ON=unix://"+node.NsmgrSocket+","+
 				fmt.Sprintf("tcp://%s", netip.AddrPortFrom(node.IP.Addr(), nsmgrPort)),
-			"NSM_REGISTRY_URL=" + d.registryTCP(),
-			"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
-		}, d.tokenLifetimeEnv()...),
+			"NSM_REGISTRY_URL="+d.registryTCP(),
+			"NSM_LOG_LEVEL="+d.cfg.LogLevel,
+		), d.tokenLifetimeEnv()...),
 		LogPath: filepath.Join(dir, "nsmgr.log"),
 	})
 	if err != nil {
@@ -262,20 +258,16 @@ func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (er
 		Name:   node.ForwarderName,
 		Netns:  node.Netns,
 		Binary: d.cfg.Binaries.Forwarder,
-		Env: append([]string{
-			"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
-			"NODE_NAME=" + node.Name,
-			"POD_NAME=" + node.ForwarderName,
-			"NSM_NAME=" + node.ForwarderName,
-			"NSM_LISTEN_ON=unix://" + filepath.Join(dir, "forwarder.sock"),
-			"NSM_CONNECT_TO=unix://" + node.NsmgrSocket,
-			"NSM_TUNNEL_IP=" + node.IP.Addr().String(),
-			"NSM_VPP_API_SOCKET=" + node.APISocket,
+		Env: append(d.workloadEnv(node, node.ForwarderName,
+			"NSM_LISTEN_ON=unix://"+filepath.Join(dir, "forwarder.sock"),
+			"NSM_CONNECT_TO=unix://"+node.NsmgrSocket,
+			"NSM_TUNNEL_IP="+node.IP.Addr().String(),
+			"NSM_VPP_API_SOCKET="+node.APISocket,
 			"NSM_VPP_INIT=NONE",
-			"NSM_KERNEL_INTERFACE_TYPE=" + d.cfg.KernelInterfaceType,
-			"NSM_LOG_LEVEL=" + d.cfg.ForwarderLogLevel,
-			"NSM_STATE_DIR=" + node.StateDir,
-		}, d.tokenLifetimeEnv()...),
+			"NSM_KERNEL_INTERFACE_TYPE="+d.cfg.KernelInterfaceType,
+			"NSM_LOG_LEVEL="+d.cfg.ForwarderLogLevel,
+			"NSM_STATE_DIR="+node.StateDir,
+		), d.tokenLifetimeEnv()...),
 		LogPath: filepath.Join(dir, "forwarder.log"),
 	})
 	if err != nil {
@@ -442,4 +434,16 @@ func (d *Domain) requireNothingRegistered() error {
 		return fmt.Errorf("still registered after every workload and forwarder stopped: %+v", records)
 	}
 	return nil
+}
+
+// workloadEnv is the environment every program of the domain runs with: its SPIFFE workload API
+// and its identity as a pod of node (the sdk reads NODE_NAME and POD_NAME into path labels),
+// followed by vars.
+func (d *Domain) workloadEnv(node *Node, name string, vars ...string) []string {
+	return append([]string{
+		"SPIFFE_ENDPOINT_SOCKET=" + d.SPIRE.SocketURL(node.Name),
+		"NODE_NAME=" + node.Name,
+		"POD_NAME=" + name,
+		"NSM_NAME=" + name,
+	}, vars...)
 }
