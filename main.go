@@ -18,6 +18,7 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup"
 )
 
 const (
@@ -52,7 +53,7 @@ func run() int {
 	logger.Infof("configuration: %s", cfg)
 
 	var phases lifecycle.Lifecycle
-	failure := start(ctx, abort, cfg, &phases, connectVPP)
+	failure := startup.Start(ctx, abort, cfg, &phases, startup.ConnectVPP)
 	if failure == nil {
 		<-ctx.Done()
 		failure = context.Cause(ctx)
@@ -65,35 +66,6 @@ func run() int {
 	}
 	logger.Info("forwarder-vpp stopped")
 	return 0
-}
-
-// start runs the start-up phases in order; what started is stopped by phases.Stop.
-func start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Config, phases *lifecycle.Lifecycle, connect vppConnector) error {
-	f := &forwarder{ctx: ctx, abort: abort, cfg: cfg, phases: phases, connect: connect}
-	steps := []struct {
-		name string
-		run  func() error
-	}{
-		{"telemetry", f.startTelemetry},
-		{"connect to VPP", f.connectToVPP},
-		{"hand the uplink to VPP", f.initUplink},
-		{"open the connection journal", f.openJournal},
-		{"find what a previous run left in VPP and the kernel", f.findLeftovers},
-		{"retrieve the SVID (check the spire agent if this is the last phase logged)", f.fetchIdentity},
-		{"build the forwarding endpoint", f.buildEndpoint},
-		{"serve on " + cfg.ListenOn.String(), f.serve},
-		{"register with " + cfg.ConnectTo.String(), f.register},
-	}
-	for _, step := range steps {
-		if err := phases.Run(ctx, step.name, step.run); err != nil {
-			return err
-		}
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-	}
-	log.FromContext(ctx).Info("forwarder-vpp is ready")
-	return nil
 }
 
 func wantsHelp(args []string) bool {

@@ -2,12 +2,16 @@ package expiry
 
 import (
 	"context"
+	"time"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 	"github.com/networkservicemesh/sdk/pkg/tools/clock"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 )
+
+// releaseTimeout bounds the Close the element issues itself.
+const releaseTimeout = time.Minute
 
 // disarm stops the connection's timer. Call with state locked.
 func (s *expiryServer) disarm(state *connState) {
@@ -56,7 +60,7 @@ func (s *expiryServer) expire(closeCtx context.Context, id string, armedState *c
 	}
 	s.disarm(state)
 
-	ctx, cancel := clock.FromContext(closeCtx).WithTimeout(closeCtx, s.options.closeTimeout)
+	ctx, cancel := clock.FromContext(closeCtx).WithTimeout(closeCtx, releaseTimeout)
 	defer cancel()
 	logger := log.FromContext(ctx).WithField("expiry", "release")
 	logger.Warnf("connection %s expired and no Close reached the data plane: releasing it", id)

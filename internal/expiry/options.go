@@ -3,14 +3,12 @@ package expiry
 import "time"
 
 type options struct {
-	gracePeriod  time.Duration
-	closeTimeout time.Duration
+	gracePeriod time.Duration
 }
 
 func defaultOptions() *options {
 	return &options{
-		gracePeriod:  5 * time.Second,
-		closeTimeout: time.Minute,
+		gracePeriod: 5 * time.Second,
 	}
 }
 
@@ -21,9 +19,4 @@ type Option func(*options)
 // sdk's timeout element a little before expiry) before releasing the data plane itself.
 func WithGracePeriod(gracePeriod time.Duration) Option {
 	return func(o *options) { o.gracePeriod = gracePeriod }
-}
-
-// WithCloseTimeout bounds the Close the element issues itself.
-func WithCloseTimeout(closeTimeout time.Duration) Option {
-	return func(o *options) { o.closeTimeout = closeTimeout }
 }

@@ -12,19 +12,18 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/utils/metadata"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/sdk/pkg/tools/postpone"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/kernelmark"
 )
 
 type linkRoutesServer struct {
 	protocol netlink.RouteProtocol
 }
 
-// NewServer returns the element; a drop-in for sdk-kernel's routes.NewServer().
-func NewServer(opts ...Option) networkservice.NetworkServiceServer {
-	o := &options{protocol: DefaultProtocol}
-	for _, opt := range opts {
-		opt(o)
-	}
-	return &linkRoutesServer{protocol: o.protocol}
+// NewServer returns the element; a drop-in for sdk-kernel's routes.NewServer(). Its routes carry
+// kernelmark.Protocol, the mark restart cleanup looks for.
+func NewServer() networkservice.NetworkServiceServer {
+	return &linkRoutesServer{protocol: kernelmark.Protocol}
 }
 
 func (s *linkRoutesServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {

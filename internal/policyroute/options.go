@@ -44,13 +44,6 @@ func WithTableRange(first, count uint32) Option {
 	}
 }
 
-// WithProtocol sets the rtnetlink protocol value that marks the rules and routes this server owns.
-func WithProtocol(protocol uint8) Option {
-	return func(o *options) {
-		o.protocol = protocol
-	}
-}
-
 // WithPriorityRange sets the ip rule priorities [first, first+count) policy rules get; a rule's priority is a
 // function of its table. The range must end before the main table's rule (32766).
 func WithPriorityRange(first, count uint32) Option {

@@ -15,16 +15,16 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/registration"
-	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
-	"github.com/nsmfwd/forwarder-vpp/internal/testregistry"
+	"github.com/nsmfwd/forwarder-vpp/internal/registration/registrationtest"
+	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
 )
 
 // serveRegistry serves a fake registry on a unix socket with the forwarder's own server options.
-func serveRegistry(t *testing.T, identity grpctransport.Identity) (*testregistry.Recorder, *url.URL) {
+func serveRegistry(t *testing.T, identity grpctransport.Identity) (*registrationtest.Recorder, *url.URL) {
 	socket := filepath.Join(t.TempDir(), "registry.sock")
 	listener, err := net.Listen("unix", socket)
 	require.NoError(t, err)
-	registry := new(testregistry.Recorder)
+	registry := new(registrationtest.Recorder)
 	server := grpc.NewServer(grpctransport.ServerOptions(identity, grpctransport.DefaultKeepalive)...)
 	registryapi.RegisterNetworkServiceEndpointRegistryServer(server, registry)
 	go func() { _ = server.Serve(listener) }()
@@ -46,7 +46,7 @@ func forwarderEndpoint(t *testing.T) registration.Endpoint {
 }
 
 func TestRegisterAndUnregisterOverMTLS(t *testing.T) {
-	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	domain := svidtest.NewTrustDomain(t, "test.nsm")
 	registry, registryURL := serveRegistry(t, domain.Issue("/nsmgr"))
 	forwarder := domain.Issue("/forwarder")
 	dialOptions := grpctransport.DialOptions(forwarder, grpctransport.TokenGenerator(forwarder, time.Minute), grpctransport.DefaultKeepalive)
@@ -70,8 +70,8 @@ func TestRegisterAndUnregisterOverMTLS(t *testing.T) {
 }
 
 func TestRegistryOfAnotherTrustDomainIsRefused(t *testing.T) {
-	_, registryURL := serveRegistry(t, testidentity.NewTrustDomain(t, "other.nsm").Issue("/nsmgr"))
-	forwarder := testidentity.NewTrustDomain(t, "test.nsm").Issue("/forwarder")
+	_, registryURL := serveRegistry(t, svidtest.NewTrustDomain(t, "other.nsm").Issue("/nsmgr"))
+	forwarder := svidtest.NewTrustDomain(t, "test.nsm").Issue("/forwarder")
 	dialOptions := grpctransport.DialOptions(forwarder, grpctransport.TokenGenerator(forwarder, time.Minute), grpctransport.DefaultKeepalive)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/svid"
-	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
+	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
 )
 
 func TestNoWorkloadAPIAddressSaysWhatIsMissing(t *testing.T) {
@@ -30,8 +30,8 @@ func TestSilentWorkloadAPIFailsWithinTheBound(t *testing.T) {
 }
 
 func TestFetchReturnsTheAgentsSVID(t *testing.T) {
-	identity := testidentity.NewTrustDomain(t, "test.nsm").Issue("/ns/nsm-system/sa/forwarder")
-	t.Setenv(svid.EndpointSocketEnv, testidentity.ServeWorkloadAPI(t, identity))
+	identity := svidtest.NewTrustDomain(t, "test.nsm").Issue("/ns/nsm-system/sa/forwarder")
+	t.Setenv(svid.EndpointSocketEnv, svidtest.ServeWorkloadAPI(t, identity))
 
 	source, err := svid.Fetch(context.Background(), 5*time.Second)
 	require.NoError(t, err)

@@ -21,23 +21,22 @@ import (
 )
 
 type options struct {
-	name                    string
-	authorizeServer         networkservice.NetworkServiceServer
-	authorizeMonitorServer  networkservice.MonitorConnectionServer
-	clientURL               *url.URL
-	dialTimeout             time.Duration
-	dialOptions             []grpc.DialOption
-	vlanDomainToDevice      map[string]string
-	mechanismPriority       []string
-	metricsOptions          []metrics.Option
-	cleanupOptions          []cleanup.Option
-	vxlanOptions            []vxlan.Option
-	kernelInterface         kernelif.Kind
-	clientAdditionalElement []networkservice.NetworkServiceClient
-	monitorRetryOptions     []monitorretry.Option
-	expiryOptions           []expiry.Option
-	leftovers               *restore.Leftovers
-	journal                 *journal.Journal
+	name                   string
+	authorizeServer        networkservice.NetworkServiceServer
+	authorizeMonitorServer networkservice.MonitorConnectionServer
+	clientURL              *url.URL
+	dialTimeout            time.Duration
+	dialOptions            []grpc.DialOption
+	vlanDomainToDevice     map[string]string
+	mechanismPriority      []string
+	metricsOptions         []metrics.Option
+	cleanupOptions         []cleanup.Option
+	vxlanOptions           []vxlan.Option
+	kernelInterface        kernelif.Kind
+	monitorRetryOptions    []monitorretry.Option
+	expiryOptions          []expiry.Option
+	leftovers              *restore.Leftovers
+	journal                *journal.Journal
 }
 
 func defaultOptions() *options {
@@ -115,11 +114,6 @@ func WithVxlanOptions(vxlanOptions ...vxlan.Option) Option {
 // WithKernelInterface selects tap, veth + af-packet, or automatic choice for the kernel mechanism.
 func WithKernelInterface(kind kernelif.Kind) Option {
 	return func(o *options) { o.kernelInterface = kind }
-}
-
-// WithClientAdditionalFunctionality appends elements to the onward client chain.
-func WithClientAdditionalFunctionality(elements ...networkservice.NetworkServiceClient) Option {
-	return func(o *options) { o.clientAdditionalElement = elements }
 }
 
 // WithMonitorRetryOptions tunes how long a broken upstream MonitorConnections stream is re-opened

@@ -161,7 +161,7 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		client.WithName(o.name),
 		client.WithDialOptions(slices.Concat(o.dialOptions, []grpc.DialOption{monitorretry.DialOption(o.monitorRetryOptions...)})...),
 		client.WithDialTimeout(o.dialTimeout),
-		client.WithAdditionalFunctionality(append(elements, o.clientAdditionalElement...)...),
+		client.WithAdditionalFunctionality(elements...),
 	)
 }
 

@@ -1,4 +1,4 @@
-package main_test
+package command_test
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "forwarder-vpp")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", binary, "../..").CombinedOutput(); err != nil {
 		panic(string(out))
 	}
 	code := m.Run()
@@ -118,7 +118,7 @@ func TestSigtermDuringVPPConnectExitsZero(t *testing.T) {
 }
 
 func TestConfigurationDocumentListsEveryVariable(t *testing.T) {
-	document, err := os.ReadFile("README.md")
+	document, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	for _, variable := range config.Variables() {
 		require.Contains(t, string(document), "| `"+variable+"` |", "%s missing from the README's configuration table", variable)

@@ -1,4 +1,4 @@
-package main
+package startup
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
-	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
+	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
 	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
 	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
@@ -48,7 +48,7 @@ func (s *silentStream) RecvMsg() (api.Message, error) {
 	return nil, s.ctx.Err()
 }
 
-func connectSilent(external bool) vppConnector {
+func connectSilent(external bool) VPPConnector {
 	return func(context.Context, context.Context, string) (*vppconn.Connection, error) {
 		return &vppconn.Connection{Connection: silentVPP{}, External: external, Socket: "silent"}, nil
 	}
@@ -57,7 +57,7 @@ func connectSilent(external bool) vppConnector {
 // A VPP that never answers fails start-up within vppStartupBound, whichever phase waits on it: the
 // uplink init of a VPP the forwarder started, or the restore scan of an external VPP.
 func TestVPPThatNeverAnswersFailsStartUpWithinItsBound(t *testing.T) {
-	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	domain := svidtest.NewTrustDomain(t, "test.nsm")
 	cfg, _ := forwarderEnv(t, domain, filepath.Join(t.TempDir(), "nsmgr.sock"), filepath.Join(t.TempDir(), "vpp-api.sock"))
 
 	ownVPPNode := vppsimtest.NewNetns(t, netnsPrefix)
@@ -73,7 +73,7 @@ func TestVPPThatNeverAnswersFailsStartUpWithinItsBound(t *testing.T) {
 		name      string
 		node      *vppsimtest.Netns
 		cfg       *config.Config
-		connect   vppConnector
+		connect   VPPConnector
 		waitingOn string
 	}{
 		{"own VPP", ownVPPNode, &ownVPPConfig, connectSilent(false), "hand the uplink to VPP"},

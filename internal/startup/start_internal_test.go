@@ -1,4 +1,4 @@
-package main
+package startup
 
 import (
 	"context"
@@ -20,9 +20,9 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/registration/registrationtest"
 	"github.com/nsmfwd/forwarder-vpp/internal/svid"
-	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
-	"github.com/nsmfwd/forwarder-vpp/internal/testregistry"
+	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
@@ -32,9 +32,9 @@ const netnsPrefix = "fcs"
 
 // forwarderEnv sets the environment of a forwarder registering at registrySocket, with an
 // in-memory SPIFFE identity of domain and the VPP API socket vppSocket.
-func forwarderEnv(t *testing.T, domain *testidentity.TrustDomain, registrySocket, vppSocket string) (cfg *config.Config, listenSocket string) {
+func forwarderEnv(t *testing.T, domain *svidtest.TrustDomain, registrySocket, vppSocket string) (cfg *config.Config, listenSocket string) {
 	dir := t.TempDir()
-	t.Setenv(svid.EndpointSocketEnv, testidentity.ServeWorkloadAPI(t, domain.Issue("/forwarder")))
+	t.Setenv(svid.EndpointSocketEnv, svidtest.ServeWorkloadAPI(t, domain.Issue("/forwarder")))
 	policy := filepath.Join(dir, "allow.rego")
 	require.NoError(t, os.WriteFile(policy, []byte("package nsm\n\ndefault valid = true\n"), 0o600))
 	listenSocket = filepath.Join(dir, "forwarder.sock")
@@ -57,16 +57,16 @@ func forwarderEnv(t *testing.T, domain *testidentity.TrustDomain, registrySocket
 
 // startIn runs start on a thread inside node, the forwarder pod's namespace: what the restore scan
 // finds in the kernel is the test's, never the test host's.
-func startIn(ctx context.Context, node *vppsimtest.Netns, abort context.CancelCauseFunc, cfg *config.Config, phases *lifecycle.Lifecycle, connect vppConnector) error {
-	return node.Do(func() error { return start(ctx, abort, cfg, phases, connect) })
+func startIn(ctx context.Context, node *vppsimtest.Netns, abort context.CancelCauseFunc, cfg *config.Config, phases *lifecycle.Lifecycle, connect VPPConnector) error {
+	return node.Do(func() error { return Start(ctx, abort, cfg, phases, connect) })
 }
 
 // serveRegistry runs a registry of domain on a temporary unix socket until the test ends.
-func serveRegistry(t *testing.T, domain *testidentity.TrustDomain) (*testregistry.Recorder, string) {
+func serveRegistry(t *testing.T, domain *svidtest.TrustDomain) (*registrationtest.Recorder, string) {
 	registrySocket := filepath.Join(t.TempDir(), "registry.sock")
 	registryListener, err := net.Listen("unix", registrySocket)
 	require.NoError(t, err)
-	registry := new(testregistry.Recorder)
+	registry := new(registrationtest.Recorder)
 	registryServer := grpc.NewServer(grpctransport.ServerOptions(domain.Issue("/nsmgr"), grpctransport.DefaultKeepalive)...)
 	registryapi.RegisterNetworkServiceEndpointRegistryServer(registryServer, registry)
 	go func() { _ = registryServer.Serve(registryListener) }()
@@ -90,7 +90,7 @@ func stopWithin(t *testing.T, ctx context.Context, phases *lifecycle.Lifecycle, 
 // simulator speaking VPP's API protocol on its socket, a fake workload API and a fake registry,
 // then stops as on SIGTERM.
 func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
-	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	domain := svidtest.NewTrustDomain(t, "test.nsm")
 	registry, registrySocket := serveRegistry(t, domain)
 	node := vppsimtest.NewNetns(t, netnsPrefix)
 	sim := vppsimtest.StartSim(t, node.Name)
@@ -99,7 +99,7 @@ func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
 	ctx, abort := context.WithCancelCause(context.Background())
 	defer abort(nil)
 	var phases lifecycle.Lifecycle
-	require.NoError(t, startIn(ctx, node, abort, cfg, &phases, connectVPP))
+	require.NoError(t, startIn(ctx, node, abort, cfg, &phases, ConnectVPP))
 	require.Len(t, sim.Snapshot().Clients, 1, "the forwarder holds one API connection to VPP")
 	require.NotEmpty(t, vppsim.RequestsOf[*interfaces.SwInterfaceDump](sim), "the restore scan asked VPP for its interfaces")
 	require.Empty(t, vppsim.RequestsOf[*af_packet.AfPacketCreateV3](sim), "an external VPP keeps its uplink")
@@ -128,7 +128,7 @@ func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
 	require.Equal(t, networkservice.ConnectionEventType_INITIAL_STATE_TRANSFER, event.GetType())
 
 	// A stranger is refused by mTLS.
-	stranger := testidentity.NewTrustDomain(t, "other.nsm").Issue("/nsc")
+	stranger := svidtest.NewTrustDomain(t, "other.nsm").Issue("/nsc")
 	strangerOptions := grpctransport.DialOptions(stranger, grpctransport.TokenGenerator(stranger, time.Minute), grpctransport.DefaultKeepalive)
 	strangerConn, err := grpc.NewClient("unix://"+listenSocket, strangerOptions...)
 	require.NoError(t, err)
@@ -156,7 +156,7 @@ func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
 
 // nsmgr may never come up; SIGTERM must still end start-up promptly.
 func TestSigtermWhileWaitingForTheRegistry(t *testing.T) {
-	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	domain := svidtest.NewTrustDomain(t, "test.nsm")
 	node := vppsimtest.NewNetns(t, netnsPrefix)
 	sim := vppsimtest.StartSim(t, node.Name)
 	cfg, _ := forwarderEnv(t, domain, filepath.Join(t.TempDir(), "nsmgr-not-yet.sock"), sim.APISocket())
@@ -164,7 +164,7 @@ func TestSigtermWhileWaitingForTheRegistry(t *testing.T) {
 	ctx, abort := context.WithCancelCause(context.Background())
 	var phases lifecycle.Lifecycle
 	returned := make(chan error, 1)
-	go func() { returned <- startIn(ctx, node, abort, cfg, &phases, connectVPP) }()
+	go func() { returned <- startIn(ctx, node, abort, cfg, &phases, ConnectVPP) }()
 	select {
 	case err := <-returned:
 		t.Fatalf("start returned without a registry: %v", err)

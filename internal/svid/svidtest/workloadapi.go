@@ -1,4 +1,4 @@
-package testidentity
+package svidtest
 
 import (
 	"crypto/x509"

@@ -1,6 +1,6 @@
-// Package testregistry is a test stand-in for the registry behind nsmgr: it records what the
+// Package registrationtest is a test stand-in for the registry behind nsmgr: it records what the
 // forwarder registers and unregisters.
-package testregistry
+package registrationtest
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package main
+package startup
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelmark"
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
 	"github.com/nsmfwd/forwarder-vpp/internal/markedroutes"
-	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
+	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
@@ -25,7 +25,7 @@ import (
 const journalNetnsPrefix = "jrn"
 
 func TestUnwritableStateDirFailsStartUpWithOneLineNamingIt(t *testing.T) {
-	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	domain := svidtest.NewTrustDomain(t, "test.nsm")
 	_, registrySocket := serveRegistry(t, domain)
 	node := vppsimtest.NewNetns(t, journalNetnsPrefix)
 	sim := vppsimtest.StartSim(t, node.Name)
@@ -38,7 +38,7 @@ func TestUnwritableStateDirFailsStartUpWithOneLineNamingIt(t *testing.T) {
 	defer abort(nil)
 	var phases lifecycle.Lifecycle
 	defer phases.Stop(ctx)
-	err := startIn(ctx, node, abort, cfg, &phases, connectVPP)
+	err := startIn(ctx, node, abort, cfg, &phases, ConnectVPP)
 	require.ErrorContains(t, err, "NSM_STATE_DIR="+notADir)
 	require.NotContains(t, err.Error(), "\n")
 }
@@ -47,7 +47,7 @@ func TestUnwritableStateDirFailsStartUpWithOneLineNamingIt(t *testing.T) {
 // and routes in the client's namespace once the token lifetime has passed.
 func TestStartRemovesKernelStateOfAConnectionThatDiedWhileDown(t *testing.T) {
 	const tokenLifetime = time.Second
-	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	domain := svidtest.NewTrustDomain(t, "test.nsm")
 	_, registrySocket := serveRegistry(t, domain)
 	node, client := vppsimtest.NewNetns(t, journalNetnsPrefix), vppsimtest.NewNetns(t, journalNetnsPrefix)
 	sim := vppsimtest.StartSim(t, node.Name)
@@ -70,7 +70,7 @@ func TestStartRemovesKernelStateOfAConnectionThatDiedWhileDown(t *testing.T) {
 	ctx, logged := captureLog(t, ctx)
 	var phases lifecycle.Lifecycle
 	defer func() { abort(context.Canceled); stopWithin(t, ctx, &phases, 15*time.Second) }()
-	require.NoError(t, startIn(ctx, node, abort, cfg, &phases, connectVPP))
+	require.NoError(t, startIn(ctx, node, abort, cfg, &phases, ConnectVPP))
 
 	require.Contains(t, loggedMessages(logged), "connections with leftovers from a previous run: [dead-conn]")
 	require.Eventually(t, func() bool { return len(markedRules(t, client)) == 0 }, 5*time.Second, 20*time.Millisecond,

@@ -1,4 +1,4 @@
-package main
+package startup
 
 import (
 	"context"
@@ -53,10 +53,11 @@ const (
 	vppStartupBound = 10 * time.Second
 )
 
-// vppConnector connects to VPP; a VPP the forwarder starts lives until lifetime ends.
-type vppConnector func(ctx, lifetime context.Context, socket string) (*vppconn.Connection, error)
+// VPPConnector connects to VPP; a VPP the forwarder starts lives until lifetime ends.
+type VPPConnector func(ctx, lifetime context.Context, socket string) (*vppconn.Connection, error)
 
-func connectVPP(ctx, lifetime context.Context, socket string) (*vppconn.Connection, error) {
+// ConnectVPP connects to the VPP at socket, or starts one there.
+func ConnectVPP(ctx, lifetime context.Context, socket string) (*vppconn.Connection, error) {
 	return vppconn.Connect(ctx, socket, vppconn.WithLifetime(lifetime))
 }
 
@@ -67,7 +68,7 @@ type forwarder struct {
 	abort   context.CancelCauseFunc
 	cfg     *config.Config
 	phases  *lifecycle.Lifecycle
-	connect vppConnector
+	connect VPPConnector
 
 	vpp         *vppconn.Connection
 	vppAPI      api.Connection
@@ -77,6 +78,35 @@ type forwarder struct {
 	identity    *svid.Source
 	dialOptions []grpc.DialOption
 	server      *grpc.Server
+}
+
+// Start runs the start-up phases in order; what started is stopped by phases.Stop.
+func Start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Config, phases *lifecycle.Lifecycle, connect VPPConnector) error {
+	f := &forwarder{ctx: ctx, abort: abort, cfg: cfg, phases: phases, connect: connect}
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"telemetry", f.startTelemetry},
+		{"connect to VPP", f.connectToVPP},
+		{"hand the uplink to VPP", f.initUplink},
+		{"open the connection journal", f.openJournal},
+		{"find what a previous run left in VPP and the kernel", f.findLeftovers},
+		{"retrieve the SVID (check the spire agent if this is the last phase logged)", f.fetchIdentity},
+		{"build the forwarding endpoint", f.buildEndpoint},
+		{"serve on " + cfg.ListenOn.String(), f.serve},
+		{"register with " + cfg.ConnectTo.String(), f.register},
+	}
+	for _, step := range steps {
+		if err := phases.Run(ctx, step.name, step.run); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+	}
+	log.FromContext(ctx).Info("forwarder-vpp is ready")
+	return nil
 }
 
 func (f *forwarder) startTelemetry() error {

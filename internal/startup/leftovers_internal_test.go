@@ -1,4 +1,4 @@
-package main
+package startup
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/log/logruslogger"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
-	"github.com/nsmfwd/forwarder-vpp/internal/testidentity"
+	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
@@ -66,7 +66,7 @@ func loggedMessages(hook *logrustest.Hook) []string {
 // not been requested again within the token lifetime.
 func TestStartExpiresTheTaggedTapAPreviousRunLeft(t *testing.T) {
 	const tokenLifetime = time.Second
-	domain := testidentity.NewTrustDomain(t, "test.nsm")
+	domain := svidtest.NewTrustDomain(t, "test.nsm")
 	_, registrySocket := serveRegistry(t, domain)
 	node, client := vppsimtest.NewNetns(t, netnsPrefix), vppsimtest.NewNetns(t, netnsPrefix)
 	sim := vppsimtest.StartSim(t, node.Name)
@@ -81,7 +81,7 @@ func TestStartExpiresTheTaggedTapAPreviousRunLeft(t *testing.T) {
 	var phases lifecycle.Lifecycle
 	defer func() { abort(context.Canceled); stopWithin(t, ctx, &phases, 15*time.Second) }()
 	began := time.Now()
-	require.NoError(t, startIn(ctx, node, abort, cfg, &phases, connectVPP))
+	require.NoError(t, startIn(ctx, node, abort, cfg, &phases, ConnectVPP))
 
 	require.Contains(t, loggedMessages(logged), "connections with leftovers from a previous run: [nsc-conn-of-last-run]")
 	require.Eventually(t, func() bool {
