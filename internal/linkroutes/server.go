@@ -2,6 +2,7 @@ package linkroutes
 
 import (
 	"context"
+	stderrors "errors"
 
 	"github.com/golang/protobuf/ptypes/empty"
 	"github.com/pkg/errors"
@@ -48,8 +49,18 @@ func (s *linkRoutesServer) Request(ctx context.Context, request *networkservice.
 }
 
 func (s *linkRoutesServer) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
-	if err := removeAll(conn, s.protocol); err != nil {
-		log.FromContext(ctx).Warnf("linkroutes: %v", err)
+	// The rest of the chain closes whatever happened here; the error goes up so that the journal
+	// keeps the connection for a retried cleanup.
+	removeErr := removeAll(conn, s.protocol)
+	if _, gone := errors.Cause(removeErr).(netlink.LinkNotFoundError); gone {
+		removeErr = nil // its routes went with it
 	}
-	return next.Server(ctx).Close(ctx, conn)
+	if removeErr != nil {
+		log.FromContext(ctx).Warnf("linkroutes: %v", removeErr)
+	}
+	_, err := next.Server(ctx).Close(ctx, conn)
+	if err = stderrors.Join(removeErr, err); err != nil {
+		return nil, err
+	}
+	return &empty.Empty{}, nil
 }

@@ -2,6 +2,7 @@ package policyroute
 
 import (
 	"context"
+	stderrors "errors"
 
 	"github.com/golang/protobuf/ptypes/empty"
 	"github.com/pkg/errors"
@@ -56,10 +57,17 @@ func (s *policyRouteServer) Close(ctx context.Context, conn *networkservice.Conn
 	if err != nil {
 		log.FromContext(ctx).Warnf("policyroute: closing with invalid policies, removing what the link proves ours: %v", err)
 	}
-	if err := s.apply(ctx, conn, policies, true); err != nil {
-		log.FromContext(ctx).Errorf("policyroute: failed to remove policy routes: %v", err)
+	// The rest of the chain closes whatever happened here; the error goes up so that the journal
+	// keeps the connection for a retried cleanup.
+	applyErr := s.apply(ctx, conn, policies, true)
+	if applyErr != nil {
+		log.FromContext(ctx).Errorf("policyroute: failed to remove policy routes: %v", applyErr)
 	}
-	return next.Server(ctx).Close(ctx, conn)
+	_, err = next.Server(ctx).Close(ctx, conn)
+	if err = stderrors.Join(applyErr, err); err != nil {
+		return nil, err
+	}
+	return &empty.Empty{}, nil
 }
 
 // apply reconciles the connection's policy rules and routes; closing removes all of them.
