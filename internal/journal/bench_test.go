@@ -1,13 +1,8 @@
 package journal_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
-
-	"github.com/stretchr/testify/require"
-
-	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 )
 
 // BenchmarkRefresh measures the journal's share of a refresh (tokens changed, nothing else) with
@@ -15,33 +10,30 @@ import (
 func BenchmarkRefresh(b *testing.B) {
 	for _, n := range []int{10, 3000} {
 		b.Run(fmt.Sprintf("connections=%d", n), func(b *testing.B) {
-			j, err := journal.Open(context.Background(), b.TempDir())
-			require.NoError(b, err)
+			j := open(b, b.TempDir())
 			for i := range n {
-				require.NoError(b, j.Record(kernelConnection(fmt.Sprintf("conn-%d", i), "token")))
+				id := fmt.Sprintf("conn-%d", i)
+				program(b, j, kernelConnection(id, "token", "inode://4/4026532000"), outgoingConnection(id, "token"))
 			}
-			refresh := kernelConnection("conn-0", "new-token")
+			refresh, answer := kernelConnection("conn-0", "new-token", "inode://4/4026532000"), outgoingConnection("conn-0", "new-token")
 			b.ResetTimer()
 			for range b.N {
-				if err := j.Record(refresh); err != nil {
-					b.Fatal(err)
-				}
+				program(b, j, refresh, answer)
 			}
 		})
 	}
 }
 
-// BenchmarkChangedRecord measures a write: temporary file, fsync, rename and directory sync.
+// BenchmarkChangedRecord measures a Request that changes the context: intent and commit, each a
+// temporary file, fsync, rename and directory sync.
 func BenchmarkChangedRecord(b *testing.B) {
-	j, err := journal.Open(context.Background(), b.TempDir())
-	require.NoError(b, err)
-	conns := [2]string{"172.16.0.2/32", "172.16.0.3/32"}
+	j := open(b, b.TempDir())
+	sources := [2]string{"172.16.0.2/32", "172.16.0.3/32"}
 	b.ResetTimer()
 	for i := range b.N {
-		conn := kernelConnection("conn-0", "token")
-		conn.GetContext().GetIpContext().Policies[0].From = conns[i%2]
-		if err := j.Record(conn); err != nil {
-			b.Fatal(err)
-		}
+		conn, answer := kernelConnection("conn-0", "token", "inode://4/4026532000"), outgoingConnection("conn-0", "token")
+		conn.GetContext().GetIpContext().Policies[0].From = sources[i%2]
+		answer.GetContext().GetIpContext().Policies[0].From = sources[i%2]
+		program(b, j, conn, answer)
 	}
 }

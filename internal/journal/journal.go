@@ -11,67 +11,84 @@ import (
 	"sync"
 
 	"github.com/pkg/errors"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 )
 
 const (
-	fileSuffix = ".json"
-	tempPrefix = ".tmp-"
+	fileSuffix    = ".json"
+	tempPrefix    = ".tmp-"
+	quarantineDir = "unreadable"
 )
 
-// Journal is the set of recorded connections in one directory. It is safe for concurrent use. A nil
-// *Journal records nothing.
+// Journal is the set of records in one directory, which it holds locked while it is open. It is
+// safe for concurrent use. A nil *Journal records nothing.
 type Journal struct {
-	dir string
+	dir  string
+	lock *os.File
 
 	mu      sync.Mutex
 	entries map[string]*entry
 }
 
-// entry is one connection's record; its lock orders the file writes of that connection.
+// entry is one connection's record; its lock orders everything done to that record.
 type entry struct {
-	mu   sync.Mutex
-	conn *networkservice.Connection // nil until recorded, and once forgotten
-	// detached is set when Forget takes the entry out of the map.
+	mu  sync.Mutex
+	rec *Record // nil until recorded, and once forgotten
+	// detached is set when the entry is taken out of the map.
 	detached bool
+	// generation changes whenever a Request begins on the record, so that a cleanup retried for an
+	// earlier Close stops.
+	generation uint64
+	// namespaceFiles remembers the identity of each namespace file URL the record was given: a
+	// descriptor held by recvfd pins its namespace, so its identity is computed once.
+	namespaceFiles map[string]string
 }
 
-// Open uses dir (created if missing) as the journal and loads what it holds. A file that cannot be
-// read or parsed is logged and removed: it can only describe a connection whose cleanup is lost
-// anyway, and must not stop the forwarder. Open fails when dir cannot be created or written.
-func Open(ctx context.Context, dir string) (*Journal, error) {
+// Open uses dir (created if missing) as the journal: it locks it against any other forwarder, loads
+// what it holds, and with AdoptSiblings takes over the records of sibling directories whose
+// forwarder is gone. A record that cannot be read is moved aside into the unreadable subdirectory,
+// never deleted, and does not stop the forwarder. Open fails when dir cannot be created, written or
+// locked.
+func Open(ctx context.Context, dir string, opts ...Option) (*Journal, error) {
+	o := &options{}
+	for _, opt := range opts {
+		opt(o)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, errors.Wrap(err, "creating the journal directory")
 	}
 	if err := probeWritable(dir); err != nil {
 		return nil, err
 	}
-	names, err := os.ReadDir(dir)
+	lock, err := lockDir(dir)
 	if err != nil {
-		return nil, errors.Wrap(err, "reading the journal directory")
+		return nil, err
 	}
-	j := &Journal{dir: dir, entries: map[string]*entry{}}
-	for _, name := range names {
-		path := filepath.Join(dir, name.Name())
-		switch {
-		case strings.HasPrefix(name.Name(), tempPrefix):
-			_ = os.Remove(path) // a write a crash interrupted; the previous record is still in place
-		case name.Type().IsRegular() && strings.HasSuffix(name.Name(), fileSuffix):
-			conn, err := load(path)
-			if err != nil {
-				log.FromContext(ctx).Warnf("journal: removing unreadable record %s: %v", path, err)
-				_ = os.Remove(path)
-				continue
-			}
-			j.entries[conn.GetId()] = &entry{conn: conn}
+	j := &Journal{dir: dir, lock: lock, entries: map[string]*entry{}}
+	for _, rec := range loadDir(ctx, dir) {
+		j.entries[rec.ID] = &entry{rec: rec}
+	}
+	if o.siblingKey != "" {
+		if err := writeOwner(dir, o.siblingKey); err != nil {
+			_ = j.Close()
+			return nil, err
 		}
+		j.adoptSiblings(ctx, o.siblingKey)
 	}
 	return j, nil
 }
+
+// Close releases the journal's lock; the records stay on disk for the next run.
+func (j *Journal) Close() error {
+	if j == nil || j.lock == nil {
+		return nil
+	}
+	return j.lock.Close()
+}
+
+// Dir is the journal's directory.
+func (j *Journal) Dir() string { return j.dir }
 
 func probeWritable(dir string) error {
 	probe, err := os.CreateTemp(dir, tempPrefix)
@@ -82,67 +99,104 @@ func probeWritable(dir string) error {
 	return os.Remove(probe.Name())
 }
 
-func load(path string) (*networkservice.Connection, error) {
-	data, err := os.ReadFile(path)
+// loadDir reads every record of dir, moving unreadable ones aside, and removes the temporary files
+// of writes a crash interrupted (the record they were replacing is still in place).
+func loadDir(ctx context.Context, dir string) []*Record {
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		log.FromContext(ctx).Warnf("journal: reading %s: %v", dir, err)
+		return nil
+	}
+	var records []*Record
+	for _, name := range names {
+		path := filepath.Join(dir, name.Name())
+		switch {
+		case strings.HasPrefix(name.Name(), tempPrefix):
+			_ = os.Remove(path)
+		case name.Type().IsRegular() && strings.HasSuffix(name.Name(), fileSuffix):
+			rec, err := load(path)
+			if err != nil {
+				quarantine(ctx, dir, path, err)
+				continue
+			}
+			records = append(records, rec)
+		}
+	}
+	return records
+}
+
+func load(path string) (*Record, error) {
+	data, err := os.ReadFile(path) //nolint:gosec // a file of the journal's own directory
 	if err != nil {
 		return nil, err
 	}
-	conn := &networkservice.Connection{}
-	if err := protojson.Unmarshal(data, conn); err != nil {
+	rec, err := decode(data)
+	if err != nil {
 		return nil, err
 	}
-	if filepath.Base(path) != fileName(conn.GetId()) {
-		return nil, errors.Errorf("holds connection %q, which belongs in %s", conn.GetId(), fileName(conn.GetId()))
+	if filepath.Base(path) != fileName(rec.ID) {
+		return nil, errors.Errorf("holds connection %q, which belongs in %s", rec.ID, fileName(rec.ID))
 	}
-	return conn, nil
+	return rec, nil
 }
 
-// Connections returns the recorded connections, sorted by ID: at start-up, those of the previous run.
-func (j *Journal) Connections() []*networkservice.Connection {
+// quarantine moves an unreadable record into dir's unreadable subdirectory, where an operator can
+// read it: it may be the only trace of a connection whose cleanup is now left to them.
+func quarantine(ctx context.Context, dir, path string, cause error) {
+	target := filepath.Join(dir, quarantineDir, filepath.Base(path))
+	err := os.MkdirAll(filepath.Dir(target), 0o700)
+	if err == nil {
+		err = os.Rename(path, target)
+	}
+	if err != nil {
+		log.FromContext(ctx).Errorf("journal: record %s is unreadable (%v) and could not be moved aside: %v", path, cause, err)
+		return
+	}
+	log.FromContext(ctx).Warnf("journal: record %s is unreadable (%v): moved to %s", path, cause, target)
+}
+
+// Records returns copies of the records, sorted by ID: at start-up, those the previous runs left.
+func (j *Journal) Records() []*Record {
 	if j == nil {
 		return nil
 	}
+	var records []*Record
+	for _, e := range j.heldEntries() {
+		e.mu.Lock()
+		if e.rec != nil {
+			records = append(records, e.rec.Clone())
+		}
+		e.mu.Unlock()
+	}
+	sort.Slice(records, func(a, b int) bool { return records[a].ID < records[b].ID })
+	return records
+}
+
+// Lookup returns a copy of the record of id, or nil.
+func (j *Journal) Lookup(id string) *Record {
+	if j == nil {
+		return nil
+	}
+	e := j.entry(id, false)
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.rec.Clone()
+}
+
+func (j *Journal) heldEntries() []*entry {
 	j.mu.Lock()
+	defer j.mu.Unlock()
 	held := make([]*entry, 0, len(j.entries))
 	for _, e := range j.entries {
 		held = append(held, e)
 	}
-	j.mu.Unlock()
-	var conns []*networkservice.Connection
-	for _, e := range held {
-		e.mu.Lock()
-		if e.conn != nil {
-			conns = append(conns, e.conn.Clone())
-		}
-		e.mu.Unlock()
-	}
-	sort.Slice(conns, func(a, b int) bool { return conns[a].GetId() < conns[b].GetId() })
-	return conns
+	return held
 }
 
-// Record saves what a later cleanup of conn needs. A connection without a kernel mechanism is
-// forgotten instead, and a record whose content is unchanged is not written again.
-func (j *Journal) Record(conn *networkservice.Connection) error {
-	if j == nil {
-		return nil
-	}
-	stripped := strip(conn)
-	if stripped == nil {
-		return j.Forget(conn.GetId())
-	}
-	e := j.lockedEntry(stripped.GetId())
-	defer e.mu.Unlock()
-	if proto.Equal(e.conn, stripped) {
-		return nil
-	}
-	if err := j.write(stripped); err != nil {
-		return err
-	}
-	e.conn = stripped
-	return nil
-}
-
-// Forget removes the record of the connection with this ID, if there is one.
+// Forget removes the record of id, if there is one.
 func (j *Journal) Forget(id string) error {
 	if j == nil {
 		return nil
@@ -153,15 +207,21 @@ func (j *Journal) Forget(id string) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.conn != nil {
+	return j.forgetLocked(id, e)
+}
+
+func (j *Journal) forgetLocked(id string, e *entry) error {
+	if e.rec != nil {
 		if err := os.Remove(filepath.Join(j.dir, fileName(id))); err != nil && !os.IsNotExist(err) {
 			return errors.Wrapf(err, "journal: removing the record of %s", id)
 		}
 	}
-	e.conn = nil
+	e.rec = nil
 	e.detached = true
 	j.mu.Lock()
-	delete(j.entries, id)
+	if j.entries[id] == e {
+		delete(j.entries, id)
+	}
 	j.mu.Unlock()
 	return nil
 }
@@ -191,13 +251,37 @@ func (j *Journal) entry(id string, create bool) *entry {
 	return e
 }
 
-// write replaces the connection's file atomically: a crash leaves the old content or the new one.
-func (j *Journal) write(conn *networkservice.Connection) error {
-	data, err := protojson.Marshal(conn)
-	if err != nil {
-		return errors.Wrapf(err, "journal: encoding %s", conn.GetId())
+// store writes rec as the entry's record, unless the entry already holds the same content.
+func (j *Journal) store(e *entry, rec *Record) error {
+	if e.rec != nil && e.rec.Committed.equal(rec.Committed) && e.rec.Intent.equal(rec.Intent) && sameNamespaces(e.rec, rec) {
+		return nil
 	}
-	temp, err := os.CreateTemp(j.dir, tempPrefix)
+	if err := writeRecord(j.dir, rec); err != nil {
+		return err
+	}
+	e.rec = rec
+	return nil
+}
+
+func sameNamespaces(a, b *Record) bool {
+	if len(a.Namespaces) != len(b.Namespaces) {
+		return false
+	}
+	for k, v := range a.Namespaces {
+		if b.Namespaces[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// writeRecord replaces the record's file atomically: a crash leaves the old content or the new one.
+func writeRecord(dir string, rec *Record) error {
+	data, err := encode(rec)
+	if err != nil {
+		return errors.Wrapf(err, "journal: encoding %s", rec.ID)
+	}
+	temp, err := os.CreateTemp(dir, tempPrefix)
 	if err != nil {
 		return errors.Wrap(err, "journal")
 	}
@@ -209,18 +293,18 @@ func (j *Journal) write(conn *networkservice.Connection) error {
 		err = closeErr
 	}
 	if err == nil {
-		err = os.Rename(temp.Name(), filepath.Join(j.dir, fileName(conn.GetId())))
+		err = os.Rename(temp.Name(), filepath.Join(dir, fileName(rec.ID)))
 	}
 	if err != nil {
 		_ = os.Remove(temp.Name())
-		return errors.Wrapf(err, "journal: writing the record of %s", conn.GetId())
+		return errors.Wrapf(err, "journal: writing the record of %s", rec.ID)
 	}
-	return syncDir(j.dir)
+	return syncDir(dir)
 }
 
 // syncDir makes a rename durable: until the directory is synced, a crash may forget it.
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := os.Open(dir) //nolint:gosec // the journal's own directory
 	if err != nil {
 		return errors.Wrap(err, "journal")
 	}
@@ -232,4 +316,24 @@ func syncDir(dir string) error {
 func fileName(id string) string {
 	sum := sha256.Sum256([]byte(id))
 	return hex.EncodeToString(sum[:16]) + fileSuffix
+}
+
+// Read returns the readable records of the journal in dir without locking or changing anything:
+// what a running forwarder has on disk, for tests and operators.
+func Read(dir string) ([]*Record, error) {
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var records []*Record
+	for _, name := range names {
+		if !name.Type().IsRegular() || !strings.HasSuffix(name.Name(), fileSuffix) || strings.HasPrefix(name.Name(), tempPrefix) {
+			continue
+		}
+		if rec, err := load(filepath.Join(dir, name.Name())); err == nil {
+			records = append(records, rec)
+		}
+	}
+	sort.Slice(records, func(a, b int) bool { return records[a].ID < records[b].ID })
+	return records, nil
 }

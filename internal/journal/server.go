@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/golang/protobuf/ptypes/empty"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
@@ -11,36 +13,63 @@ import (
 )
 
 type journalServer struct {
+	ctx     context.Context
 	journal *Journal
+	cleanup Cleanup
 }
 
-// NewServer returns a chain element that records each connection after a successful Request and
-// forgets it on Close. Place it ahead of the elements that install kernel state, so that it sees
-// the connection as they leave it. A journal write that fails is logged, not returned: the journal
-// only serves a cleanup after a crash, and must not fail a connection that works.
-func NewServer(j *Journal) networkservice.NetworkServiceServer {
-	return &journalServer{journal: j}
+// NewServer returns the chain element that keeps the journal ahead of the data plane: before the
+// rest of the chain programs anything, the connection's intent is recorded (a Request whose intent
+// cannot be written fails untouched); NewClient completes the intent once the next hop answered;
+// after success, what the forwarder holds for the connection is committed. Place it behind recvfd,
+// which hands the chain the client's namespace, and ahead of every element that programs.
+//
+// A Close that returns an error, or a first Request that fails, keeps the record, and cleanup
+// releases what it names, retried with backoff until it succeeds (see Journal.Retire); ctx bounds
+// the retries. Without cleanup the record is kept for the next run.
+func NewServer(ctx context.Context, j *Journal, cleanup Cleanup) networkservice.NetworkServiceServer {
+	return &journalServer{ctx: ctx, journal: j, cleanup: cleanup}
 }
 
 func (s *journalServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
+	id := request.GetConnection().GetId()
+	if err := s.journal.Begin(id, request.GetConnection()); err != nil {
+		return nil, status.Errorf(codes.Unavailable, "connection %s: nothing programmed, the forwarder could not record its intent: %v", id, err)
+	}
 	conn, err := next.Server(ctx).Request(ctx, request)
 	if err != nil {
+		if rec := s.journal.Lookup(id); rec != nil && rec.Committed == nil {
+			// A first Request that failed: what it programmed is released, or the record stays.
+			s.retire(ctx, id)
+		}
 		return nil, err
 	}
-	if err := s.journal.Record(conn); err != nil {
+	outgoing := loadOutgoing(ctx)
+	interfaces := collectInterfaces(ctx, conn, outgoing, s.journal.Lookup(id))
+	if err := s.journal.Commit(id, conn, outgoing, interfaces); err != nil {
+		// The intent still names everything: a crash now costs a rebuild, not a leak.
 		log.FromContext(ctx).Warnf("journal: %v", err)
 	}
 	return conn, nil
 }
 
 func (s *journalServer) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
-	// Forget even when the rest of Close fails: the kernel elements behind log their failures
-	// instead of returning them, so an error here comes from elsewhere, and a record kept for it
-	// would only replay this Close after the next restart.
-	defer func() {
-		if err := s.journal.Forget(conn.GetId()); err != nil {
-			log.FromContext(ctx).Warnf("journal: %v", err)
-		}
-	}()
-	return next.Server(ctx).Close(ctx, conn)
+	_, err := next.Server(ctx).Close(ctx, conn)
+	if err != nil {
+		log.FromContext(ctx).Warnf("journal: closing connection %s failed, its record is kept for a retried release: %v", conn.GetId(), err)
+		s.retire(ctx, conn.GetId())
+		return &empty.Empty{}, err
+	}
+	if forgetErr := s.journal.Forget(conn.GetId()); forgetErr != nil {
+		log.FromContext(ctx).Warnf("journal: %v", forgetErr)
+	}
+	return &empty.Empty{}, nil
+}
+
+func (s *journalServer) retire(ctx context.Context, id string) {
+	if s.cleanup == nil {
+		return
+	}
+	retireCtx := log.WithLog(s.ctx, log.FromContext(ctx))
+	_ = s.journal.Retire(retireCtx, id, s.cleanup)
 }

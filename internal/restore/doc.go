@@ -1,16 +1,22 @@
-// Package restore releases what a previous run of the forwarder left in VPP and in the kernel.
+// Package restore hands a restarted forwarder what its previous run left, and releases only what
+// that run provably made.
 //
 // A forwarder that restarts loses its memory, but VPP (an external instance) and the kernel keep
-// every interface it created. Ownership is recovered from the system itself: sdk-vpp tags each VPP
-// interface with the connection ID, and the forwarder-side veth of a veth pair carries an alias
-// naming the connection. Scan collects these leftovers at start-up; the server element releases a
-// connection's leftovers when that connection is requested again (so the chain can rebuild it
-// cleanly), and whatever nobody claims within the grace period (the maximum token lifetime: a live
-// connection is refreshed well before its token expires) is released as dead.
+// everything it built. The journal (package journal) says what that was: per connection, both of
+// its sides, the VPP interface and kernel interfaces of each, and the identity of every namespace
+// involved. Nothing else is proof: sdk-vpp tags VPP interfaces with the bare connection ID, and a
+// VPP shared with another agent (Calico-VPP tags its pod interfaces) holds tagged interfaces that
+// are not this forwarder's, so an interface is released only when its tag is the ID of a
+// connection the journal holds, a veth end only when its alias names one, and kernel state only in
+// the namespace whose recorded identity (package netnsid) still matches.
 //
-// Policy rules and routes in client namespaces carry no connection ID the kernel could give back,
-// so they are recovered from the forwarder's journal (WithJournal). Their leftovers differ: a
-// connection requested again keeps them, because the chain's reconciling elements adopt intact
-// state without writing; only an unclaimed or closed connection has them removed, by closing the
-// recorded connection on the kernel cleanup chain.
+// Scan turns the journal's records into Leftovers at start-up. When a connection is requested
+// again, NewServer and NewClient adopt each side that is exactly what the Request and the next
+// hop's answer describe: the VPP interfaces (and with them the cross-connect), the pods' kernel
+// interfaces and everything on them stay, sdk-vpp's per-connection metadata is filled as if this
+// run had built them, and the chain rewrites nothing. A side that differs is released first and
+// rebuilt. Policy rules and routes are never released for a returning connection: the chain's
+// reconciling elements adopt what is right and fix what is not. A connection not requested again
+// within the grace period (the token lifetime) is released with everything its record names, and
+// a release that fails is retried with backoff, keeping the record.
 package restore

@@ -2,97 +2,128 @@ package restore
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 )
 
-// leftover is one object a previous run created for a connection, and how to remove it.
+// leftover is one connection a previous run recorded.
 type leftover struct {
-	owner       string
-	description string
-	release     func(ctx context.Context) error
-	// dropOnClaim marks state the chain's own elements reconcile in place when the connection is
-	// requested again: releasing it then would only delete what the chain re-adds at once.
-	dropOnClaim bool
+	rec *journal.Record
+	// claimed is set while a Request that may adopt or rebuild the connection runs.
+	claimed bool
 }
 
-// Leftovers holds the objects found at start-up, grouped by the connection ID that owns them.
-// It is safe for concurrent use; the zero value holds nothing.
+// Leftovers are the connections previous runs left in the journal, until each is requested again
+// (and adopted or rebuilt), closed, or released once its grace period ends. It is safe for
+// concurrent use.
 type Leftovers struct {
-	mu      sync.Mutex
-	byOwner map[string][]leftover
+	journal  *journal.Journal
+	releaser *Releaser
+	adopter  *adopter
+
+	mu   sync.Mutex
+	byID map[string]*leftover
 }
 
-func newLeftovers(items []leftover) *Leftovers {
-	l := &Leftovers{byOwner: map[string][]leftover{}}
-	for _, item := range items {
-		l.byOwner[item.owner] = append(l.byOwner[item.owner], item)
-	}
-	return l
-}
-
-// Owners lists the connection IDs that still have leftovers, sorted.
+// Owners lists the journal IDs of the connections still waiting, sorted.
 func (l *Leftovers) Owners() []string {
+	if l == nil {
+		return nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	owners := make([]string, 0, len(l.byOwner))
-	for owner := range l.byOwner {
-		owners = append(owners, owner)
+	seen := map[*leftover]bool{}
+	var owners []string
+	for _, lo := range l.byID {
+		if !seen[lo] && !lo.claimed {
+			seen[lo] = true
+			owners = append(owners, lo.rec.ID)
+		}
 	}
 	sort.Strings(owners)
 	return owners
 }
 
-// ReleaseOwned removes the leftovers of the given connection IDs, whatever their kind. Each leftover is released at
-// most once: it is taken out of the set before it is removed, so a concurrent caller never
-// removes it again (a failed removal is logged, not retried, because the next Request recreates
-// the connection's objects anyway and the expiry pass catches what stays unclaimed).
-func (l *Leftovers) ReleaseOwned(ctx context.Context, owners ...string) {
-	var taken []leftover
-	l.mu.Lock()
-	for _, owner := range owners {
-		taken = append(taken, l.byOwner[owner]...)
-		delete(l.byOwner, owner)
+// claim takes the leftover any of ids names for a Request, or returns nil.
+func (l *Leftovers) claim(ids []string) *leftover {
+	if l == nil {
+		return nil
 	}
-	l.mu.Unlock()
-	releaseAll(ctx, taken)
-}
-
-// Claim hands the leftovers of the given connection IDs over to a Request that rebuilds the
-// connection: those in the way of the rebuild are released, those the chain adopts are dropped.
-func (l *Leftovers) Claim(ctx context.Context, owners ...string) {
-	var released []leftover
 	l.mu.Lock()
-	for _, owner := range owners {
-		for _, item := range l.byOwner[owner] {
-			if item.dropOnClaim {
-				log.FromContext(ctx).Infof("restore: connection %s is back, its %s is left to the chain", item.owner, item.description)
-				continue
-			}
-			released = append(released, item)
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		if lo, ok := l.byID[id]; ok && !lo.claimed {
+			lo.claimed = true
+			return lo
 		}
-		delete(l.byOwner, owner)
 	}
-	l.mu.Unlock()
-	releaseAll(ctx, released)
+	return nil
 }
 
-// ReleaseAll removes every leftover still unclaimed.
-func (l *Leftovers) ReleaseAll(ctx context.Context) {
+// unclaim gives a leftover back after a Request failed: it is still the previous run's, and its
+// grace period or a Close releases it.
+func (l *Leftovers) unclaim(lo *leftover) {
 	l.mu.Lock()
-	var taken []leftover
-	for _, items := range l.byOwner {
-		taken = append(taken, items...)
+	defer l.mu.Unlock()
+	lo.claimed = false
+}
+
+// take removes a leftover from the set.
+func (l *Leftovers) take(lo *leftover) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range lo.rec.IDs() {
+		if l.byID[id] == lo {
+			delete(l.byID, id)
+		}
 	}
-	l.byOwner = map[string][]leftover{}
-	l.mu.Unlock()
-	releaseAll(ctx, taken)
+}
+
+// settle ends a leftover whose connection was requested again successfully: the chain adopted or
+// rebuilt it, and the journal now holds it under newID. A record of the previous run under another
+// ID (the forwarder came back under another name) is dropped only now.
+func (l *Leftovers) settle(ctx context.Context, lo *leftover, newID string) {
+	l.take(lo)
+	if lo.rec.ID == newID {
+		return
+	}
+	if err := l.journal.Forget(lo.rec.ID); err != nil {
+		log.FromContext(ctx).Warnf("restore: %v", err)
+	}
+}
+
+// release removes what the leftover's record names and then forgets the record; a failed release
+// is retried with backoff (see journal.Retire) and its first error returned.
+func (l *Leftovers) release(ctx context.Context, lo *leftover) error {
+	l.take(lo)
+	return l.journal.Retire(ctx, lo.rec.ID, l.releaser.Release)
+}
+
+// ReleaseOwned releases the leftovers any of ids names.
+func (l *Leftovers) ReleaseOwned(ctx context.Context, ids ...string) error {
+	var errs []error
+	for {
+		lo := l.claim(ids)
+		if lo == nil {
+			return errors.Join(errs...)
+		}
+		errs = append(errs, l.release(ctx, lo))
+	}
+}
+
+// ReleaseAll releases every leftover not being claimed.
+func (l *Leftovers) ReleaseAll(ctx context.Context) error {
+	return l.ReleaseOwned(ctx, l.Owners()...)
 }
 
 // ExpireAfter releases whatever is still unclaimed once grace has passed, unless ctx ends first.
+// The release outlives grace while it fails: it is retried until ctx ends.
 func (l *Leftovers) ExpireAfter(ctx context.Context, grace time.Duration) {
 	if len(l.Owners()) == 0 {
 		return
@@ -104,20 +135,7 @@ func (l *Leftovers) ExpireAfter(ctx context.Context, grace time.Duration) {
 		case <-ctx.Done():
 		case <-timer.C:
 			log.FromContext(ctx).Infof("restore: releasing leftovers of connections not requested within %s: %v", grace, l.Owners())
-			l.ReleaseAll(ctx)
+			_ = l.ReleaseAll(ctx)
 		}
 	}()
-}
-
-// releaseAll removes items in reverse discovery order: kernel links and tunnels found last are
-// independent of each other, and VPP deletes an interface's cross-connects with it.
-func releaseAll(ctx context.Context, items []leftover) {
-	for i := len(items) - 1; i >= 0; i-- {
-		item := items[i]
-		if err := item.release(ctx); err != nil {
-			log.FromContext(ctx).Warnf("restore: releasing %s of connection %s: %v", item.description, item.owner, err)
-			continue
-		}
-		log.FromContext(ctx).Infof("restore: released %s of connection %s", item.description, item.owner)
-	}
 }

@@ -1,25 +1,16 @@
 package restore
 
-import (
-	"github.com/networkservicemesh/api/pkg/api/networkservice"
+import "github.com/vishvananda/netlink"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/journal"
-)
-
-type scanOptions struct {
-	journal       *journal.Journal
-	kernelCleanup networkservice.NetworkServiceServer
+type options struct {
+	forwarderNetns *netlink.Handle
 }
 
-// Option configures Scan.
-type Option func(*scanOptions)
+// Option configures a Releaser.
+type Option func(*options)
 
-// WithJournal adds the connections recorded in j to the leftovers. Their kernel state (policy
-// rules, routes) is left to the chain when the connection is requested again, and otherwise
-// released by closing the recorded connection on kernelCleanup, then forgetting it in j.
-func WithJournal(j *journal.Journal, kernelCleanup networkservice.NetworkServiceServer) Option {
-	return func(o *scanOptions) {
-		o.journal = j
-		o.kernelCleanup = kernelCleanup
-	}
+// WithForwarderNetns makes the releaser look for veth ends through handle instead of in the
+// namespace of the calling thread, which is the forwarder's own in production.
+func WithForwarderNetns(handle *netlink.Handle) Option {
+	return func(o *options) { o.forwarderNetns = handle }
 }

@@ -2,29 +2,63 @@ package restore
 
 import (
 	"context"
+	"sort"
+	"strings"
 
-	"github.com/vishvananda/netlink"
-	"go.fd.io/govpp/api"
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 )
 
-// Scan collects what a previous forwarder run left in VPP, in the forwarder's network namespace
-// and, with WithJournal, in its clients' namespaces. Call it once at start-up, before the
-// forwarder serves its first Request: everything it finds then belongs to the previous run.
-func Scan(ctx context.Context, vppConn api.Connection, opts ...Option) (*Leftovers, error) {
-	o := &scanOptions{}
-	for _, opt := range opts {
-		opt(o)
+// vethAliasPrefixes start the aliases sdk-vpp's kernelvethpair gives the forwarder's end of a veth.
+var vethAliasPrefixes = []string{"veth-client-", "veth-server-"}
+
+// Scan turns the connections the journal holds into leftovers: called once at start-up, before the
+// forwarder serves its first Request, every record belongs to a previous run. kernelTaps says
+// whether kernel interfaces are taps (else veth pairs), which decides what can be adopted.
+//
+// Whatever VPP or the forwarder's namespace holds that no record names (interfaces tagged by
+// another agent sharing VPP, veth ends with a look-alike alias) is reported and left alone, for
+// good: only what the journal proves is this forwarder's is ever released.
+func Scan(ctx context.Context, releaser *Releaser, j *journal.Journal, kernelTaps bool) (*Leftovers, error) {
+	l := &Leftovers{journal: j, releaser: releaser, adopter: &adopter{releaser: releaser, taps: kernelTaps}, byID: map[string]*leftover{}}
+	sideIDs, firstIDs := map[string]bool{}, map[string]bool{}
+	for _, rec := range j.Records() {
+		lo := &leftover{rec: rec}
+		for _, id := range rec.IDs() {
+			l.byID[id] = lo
+		}
+		for id := range rec.SideIDs() {
+			sideIDs[id] = true
+		}
+		for id := range rec.FirstSegmentIDs() {
+			firstIDs[id] = true
+		}
 	}
-	inVPP, err := scanVPP(ctx, vppConn)
+	view, err := readVPP(ctx, releaser.vppConn)
 	if err != nil {
 		return nil, err
 	}
-	// The zero handle works in the namespace of the calling thread, which is the forwarder's own.
-	inKernel, err := scanKernel(&netlink.Handle{})
+	var foreign []string
+	for _, i := range view.ordered {
+		if i.tag != "" && !sideIDs[i.tag] {
+			foreign = append(foreign, i.String())
+		}
+	}
+	links, err := releaser.forwarderNetns.LinkList()
 	if err != nil {
 		return nil, err
 	}
-	// Found last, so released first: the connection's interface is still there to find its routes by.
-	inJournal := scanJournal(o.journal, o.kernelCleanup)
-	return newLeftovers(append(append(inVPP, inKernel...), inJournal...)), nil
+	for _, l := range links {
+		for _, prefix := range vethAliasPrefixes {
+			if id, ok := strings.CutPrefix(l.Attrs().Alias, prefix); ok && l.Type() == "veth" && !firstIDs[id] {
+				foreign = append(foreign, "veth "+l.Attrs().Name+" (alias "+l.Attrs().Alias+")")
+			}
+		}
+	}
+	if len(foreign) > 0 {
+		sort.Strings(foreign)
+		log.FromContext(ctx).Infof("restore: not in the journal, so not this forwarder's, left alone: %s", strings.Join(foreign, "; "))
+	}
+	return l, nil
 }

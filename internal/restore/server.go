@@ -2,38 +2,71 @@ package restore
 
 import (
 	"context"
+	"errors"
 
 	"github.com/golang/protobuf/ptypes/empty"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/utils/metadata"
 )
 
 type restoreServer struct {
 	leftovers *Leftovers
 }
 
-// NewServer returns a chain element that claims a connection's leftovers from a previous run
-// before the rest of the chain builds the connection again (see Leftovers.Claim), and releases
-// them all when the connection is closed. Place it before the mechanism elements: the old tap or
-// veth would otherwise collide with the new one.
+// NewServer returns the element that hands a connection requested again after a restart what the
+// previous run left for it: the client's side is adopted when it is exactly what the Request asks
+// for, and released otherwise before the mechanism elements build it again (NewClient does the same
+// for the next hop's side once it answered). The leftover is dropped only once the Request
+// succeeded; a failed one gives it back, for its grace period or a Close to release. A Close of a
+// connection that still has a leftover releases it.
+//
+// Place it behind recvfd, which hands the chain the client's namespace, and before every element
+// that creates interfaces.
 func NewServer(leftovers *Leftovers) networkservice.NetworkServiceServer {
 	return &restoreServer{leftovers: leftovers}
 }
 
+type claimKey struct{}
+
 func (s *restoreServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
-	s.leftovers.Claim(ctx, connectionIDs(request.GetConnection())...)
-	return next.Server(ctx).Request(ctx, request)
+	lo := s.leftovers.claim(connectionIDs(request.GetConnection()))
+	if lo == nil {
+		return next.Server(ctx).Request(ctx, request)
+	}
+	s.leftovers.adopter.side(ctx, lo.rec, request.GetConnection(), false)
+	metadata.Map(ctx, false).Store(claimKey{}, lo)
+	conn, err := next.Server(ctx).Request(ctx, request)
+	metadata.Map(ctx, false).Delete(claimKey{})
+	if err != nil {
+		s.leftovers.unclaim(lo)
+		return nil, err
+	}
+	s.leftovers.settle(ctx, lo, conn.GetId())
+	return conn, nil
 }
 
 func (s *restoreServer) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
-	s.leftovers.ReleaseOwned(ctx, connectionIDs(conn)...)
-	return next.Server(ctx).Close(ctx, conn)
+	var releaseErr error
+	if lo := s.leftovers.claim(connectionIDs(conn)); lo != nil {
+		releaseErr = s.leftovers.release(ctx, lo)
+	}
+	_, err := next.Server(ctx).Close(ctx, conn)
+	return &empty.Empty{}, errors.Join(err, releaseErr)
 }
 
-// connectionIDs are every ID a previous run may have named this connection by: VPP tags carry
-// the ID of the forwarder's own segment (incoming side) or the next one (outgoing side), veth
-// aliases carry the first segment's.
+// claimed is the leftover the Request in ctx claimed, if any.
+func claimed(ctx context.Context) *leftover {
+	if value, ok := metadata.Map(ctx, false).Load(claimKey{}); ok {
+		return value.(*leftover)
+	}
+	return nil
+}
+
+// connectionIDs are every ID a previous run may have recorded this connection under: its own
+// (the forwarder's path segment) and its path's, which stay when the forwarder comes back under
+// another name.
 func connectionIDs(conn *networkservice.Connection) []string {
 	ids := []string{conn.GetId()}
 	for _, segment := range conn.GetPath().GetPathSegments() {

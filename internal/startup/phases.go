@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	"go.fd.io/govpp/api"
 	"google.golang.org/grpc"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
+	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
 	"github.com/nsmfwd/forwarder-vpp/internal/markedroutes"
 	"github.com/nsmfwd/forwarder-vpp/internal/registration"
@@ -45,6 +47,7 @@ const (
 	cleanupBound       = 15 * time.Second // every live connection closes its VPP and kernel resources
 	identityCloseBound = 2 * time.Second
 	vppReleaseBound    = 3 * time.Second
+	journalCloseBound  = time.Second
 	telemetryBound     = 2 * time.Second // exporters flush their last batch
 
 	// vppStartupBound caps each start-up phase that waits on VPP's answers. A VPP that accepted
@@ -75,6 +78,7 @@ type forwarder struct {
 	tunnelIP    net.IP
 	connections *journal.Journal
 	leftovers   *restore.Leftovers
+	releaser    *restore.Releaser
 	identity    *svid.Source
 	dialOptions []grpc.DialOption
 	server      *grpc.Server
@@ -142,17 +146,29 @@ func (f *forwarder) initUplink() (err error) {
 }
 
 func (f *forwarder) openJournal() (err error) {
-	// One journal per forwarder: several forwarders on a host must never share one.
-	if f.connections, err = journal.Open(f.ctx, filepath.Join(f.cfg.StateDir, f.cfg.Name)); err != nil {
+	// One journal per forwarder name, locked while it runs. A DaemonSet names each pod anew, so the
+	// journals of replaced pods (same service, same VPP) are adopted when their lock is free.
+	siblings := journal.AdoptSiblings(fmt.Sprintf("service=%s vpp=%s", f.cfg.NSName, f.cfg.VppAPISocket))
+	if f.connections, err = journal.Open(f.ctx, filepath.Join(f.cfg.StateDir, f.cfg.Name), siblings); err != nil {
 		return fmt.Errorf("NSM_STATE_DIR=%s: %w", f.cfg.StateDir, err)
 	}
+	f.phases.OnStop("close the connection journal", journalCloseBound, func(context.Context) error { return f.connections.Close() })
 	return nil
 }
 
 func (f *forwarder) findLeftovers() (err error) {
 	scanCtx, cancel := context.WithTimeout(f.ctx, vppStartupBound)
 	defer cancel()
-	if f.leftovers, err = restore.Scan(scanCtx, f.vppAPI, restore.WithJournal(f.connections, markedroutes.NewServer())); err != nil {
+	// Bound to the namespace start-up runs in, the forwarder's: veth ends are looked up there
+	// whichever thread releases them later.
+	forwarderNetns, err := netlink.NewHandle()
+	if err != nil {
+		return fmt.Errorf("netlink: %w", err)
+	}
+	f.phases.OnStop("close the netlink handle", journalCloseBound, func(context.Context) error { forwarderNetns.Close(); return nil })
+	f.releaser = restore.NewReleaser(f.vppAPI, markedroutes.NewServer(), restore.WithForwarderNetns(forwarderNetns))
+	kernelTaps := f.cfg.KernelInterfaceType.Resolve() == kernelif.Tap
+	if f.leftovers, err = restore.Scan(scanCtx, f.releaser, f.connections, kernelTaps); err != nil {
 		return err
 	}
 	// A live connection is refreshed well within its token lifetime; one that is not
@@ -179,7 +195,7 @@ func (f *forwarder) buildEndpoint() error {
 	endpoint, err := xconnect.NewServer(endpointCtx, grpctransport.TokenGenerator(f.identity, cfg.MaxTokenLifetime), f.vppAPI, f.tunnelIP,
 		xconnect.WithName(cfg.Name),
 		xconnect.WithLeftovers(f.leftovers),
-		xconnect.WithJournal(f.connections),
+		xconnect.WithJournal(f.connections, f.releaser.Release),
 		xconnect.WithMetricsOptions(metrics.WithSocket(f.vpp.StatsSocket())),
 		xconnect.WithAuthorizeServer(authorizeServer),
 		xconnect.WithAuthorizeMonitorConnectionServer(authorizeMonitor),

@@ -37,6 +37,7 @@ type options struct {
 	expiryOptions          []expiry.Option
 	leftovers              *restore.Leftovers
 	journal                *journal.Journal
+	journalCleanup         journal.Cleanup
 }
 
 func defaultOptions() *options {
@@ -128,14 +129,15 @@ func WithExpiryOptions(expiryOptions ...expiry.Option) Option {
 	return func(o *options) { o.expiryOptions = expiryOptions }
 }
 
-// WithLeftovers hands the endpoint what a previous forwarder run left in VPP and the kernel, so
-// that a connection requested again is rebuilt on a clean slate (see package restore).
+// WithLeftovers hands the endpoint what previous forwarder runs left in VPP and the kernel, so that
+// a connection requested again adopts what is still right and rebuilds the rest (see package restore).
 func WithLeftovers(leftovers *restore.Leftovers) Option {
 	return func(o *options) { o.leftovers = leftovers }
 }
 
-// WithJournal records every live kernel connection in j, so that a later run can remove its kernel
-// state if it dies while the forwarder is down (see package journal). Without it nothing is recorded.
-func WithJournal(j *journal.Journal) Option {
-	return func(o *options) { o.journal = j }
+// WithJournal records every connection in j ahead of the data plane, so that a later run can adopt
+// or release what it holds (see package journal). cleanup releases what a record names when a
+// Close fails, retried until it succeeds. Without it nothing is recorded.
+func WithJournal(j *journal.Journal, cleanup journal.Cleanup) Option {
+	return func(o *options) { o.journal, o.journalCleanup = j, cleanup }
 }

@@ -2,6 +2,7 @@ package xconnect_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"sort"
 	"testing"
@@ -9,15 +10,25 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"go.fd.io/govpp/core"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
+	"github.com/networkservicemesh/govpp/binapi/af_packet"
+	"github.com/networkservicemesh/govpp/binapi/tapv2"
+	"github.com/networkservicemesh/govpp/binapi/vxlan"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
 	"github.com/networkservicemesh/sdk/pkg/tools/clienturlctx"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/markedroutes"
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
+	"github.com/nsmfwd/forwarder-vpp/test/netwatch"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
@@ -42,6 +53,229 @@ func (p *restartPeers) request(t *testing.T, forwarder endpoint.Endpoint, reques
 	return forwarder.Request(ctx, request)
 }
 
+// life is one run of the forwarder next to an external VPP: its own VPP connection and journal.
+type life struct {
+	forwarder endpoint.Endpoint
+	vppConn   *core.Connection
+	journal   *journal.Journal
+	leftovers *restore.Leftovers
+}
+
+// startLife starts a run on journalDir, which the previous run must have left (died). The veth
+// kind's forwarder ends are in the test process's namespace, the forwarder's; a run of the tap
+// kind looks for them in node, where it leaves none.
+func startLife(t *testing.T, vpp *testVPP, kind kernelif.Kind, journalDir string, node *vppsimtest.Netns, opts ...xconnect.Option) *life {
+	t.Helper()
+	// Never cancelled before the test ends: a dead run closes nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	l := &life{vppConn: vppsimtest.Dial(t, vpp.sim)}
+	var err error
+	l.journal, err = journal.Open(ctx, journalDir)
+	require.NoError(t, err)
+	forwarderNetns := &netlink.Handle{}
+	if node != nil {
+		ns, err := netns.GetFromPath(node.Path())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = ns.Close() })
+		forwarderNetns, err = netlink.NewHandleAt(ns)
+		require.NoError(t, err)
+		t.Cleanup(forwarderNetns.Close)
+	}
+	releaser := restore.NewReleaser(l.vppConn, markedroutes.NewServer(), restore.WithForwarderNetns(forwarderNetns))
+	l.leftovers, err = restore.Scan(ctx, releaser, l.journal, kind.Resolve() == kernelif.Tap)
+	require.NoError(t, err)
+	l.forwarder = newForwarder(ctx, t, vpp, l.vppConn, kind, append([]xconnect.Option{
+		xconnect.WithJournal(l.journal, releaser.Release),
+		xconnect.WithLeftovers(l.leftovers),
+	}, opts...)...)
+	return l
+}
+
+// die ends the run as a SIGKILL does: no Close, VPP and the kernel keep everything; the VPP
+// connection and the journal's lock go with the process.
+func (l *life) die() {
+	l.vppConn.Disconnect()
+	_ = l.journal.Close()
+}
+
+// creations counts the interfaces created or deleted in VPP since the simulator recorded from
+// requests on.
+func creations(vpp *testVPP, from int) []string {
+	var out []string
+	for _, msg := range vpp.sim.Requests()[from:] {
+		switch msg.(type) {
+		case *tapv2.TapCreateV3, *tapv2.TapDeleteV2, *af_packet.AfPacketCreateV3, *af_packet.AfPacketDelete,
+			*vxlan.VxlanAddDelTunnelV3:
+			out = append(out, msg.GetMessageName())
+		}
+	}
+	return out
+}
+
+// podLink is what the pod sees of its NSM interface: the ifindex and MAC survive only if nothing
+// deleted and re-created it.
+func podLink(t *testing.T, path, name string) string {
+	t.Helper()
+	link := linkIn(t, path, name)
+	require.NotNil(t, link, "no %s in %s", name, path)
+	return fmt.Sprintf("%s ifindex %d mac %s", name, link.Attrs().Index, link.Attrs().HardwareAddr)
+}
+
+func watch(t *testing.T, path string) *netwatch.Watch {
+	t.Helper()
+	w, err := netwatch.Start(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = w.Stop() })
+	return w
+}
+
+// A forwarder that dies keeps nothing but what VPP and the kernel hold, and its journal. The next
+// run adopts what a connection requested again still has, on both sides: VPP creates and deletes
+// no interface, the pods' interfaces keep their ifindex and MAC (so the peers' ARP entries stay
+// right), and neither pod sees an address, route or rule written. The connection nobody requests
+// again is released whole, and a later Close of the adopted one releases everything: the adoption
+// filled sdk-vpp's metadata as the chain itself would have.
+func TestRestartedForwarderAdoptsBothSides(t *testing.T) {
+	for _, kind := range []kernelif.Kind{kernelif.Tap, kernelif.Veth} {
+		t.Run(kind.String(), func(t *testing.T) {
+			var node *vppsimtest.Netns
+			if kind == kernelif.Tap {
+				node = vppsimtest.NewNetns(t, netnsPrefix)
+			}
+			vpp := startTestVPP(t, node)
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			kept, dropped := newRestartPeers(ctx, t), newRestartPeers(ctx, t)
+			journalDir := t.TempDir()
+
+			a := startLife(t, vpp, kind, journalDir, node)
+			keptRequest := kernelRequest("conn-kept-"+kind.String(), kept.nsc.Path(), "nsc-1", payload.Ethernet)
+			keptConn, err := kept.request(t, a.forwarder, keptRequest.Clone())
+			require.NoError(t, err)
+			droppedConn, err := dropped.request(t, a.forwarder, kernelRequest("conn-dropped-"+kind.String(), dropped.nsc.Path(), "nsc-1", payload.Ethernet))
+			require.NoError(t, err)
+			require.NoError(t, vppsimtest.Ping(kept.nsc, nscIP, nseIP, 5*time.Second))
+			keptOwner, droppedOwner := keptConn.GetPath().GetPathSegments()[1].GetId(), droppedConn.GetPath().GetPathSegments()[1].GetId()
+			clientSide, endpointSide := podLink(t, kept.nsc.Path(), "nsc-1"), podLink(t, kept.nse.Path(), "nse-1")
+			a.die()
+
+			b := startLife(t, vpp, kind, journalDir, node)
+			owners := []string{keptOwner, droppedOwner}
+			sort.Strings(owners)
+			require.Equal(t, owners, b.leftovers.Owners())
+			since := len(vpp.sim.Requests())
+			nscWatch, nseWatch := watch(t, kept.nsc.Path()), watch(t, kept.nse.Path())
+			keptRequest.Connection = keptConn.Clone()
+			keptConn, err = kept.request(t, b.forwarder, keptRequest)
+			require.NoError(t, err, "re-Request through the restarted forwarder")
+
+			require.Empty(t, creations(vpp, since), "VPP interfaces created or deleted for a connection whose interfaces were intact")
+			nscEvents, err := nscWatch.Stop()
+			require.NoError(t, err)
+			require.Empty(t, nscEvents, "the client's namespace saw links, addresses, routes or rules change")
+			nseEvents, err := nseWatch.Stop()
+			require.NoError(t, err)
+			require.Empty(t, netwatch.LinkChanges(nseEvents, ""), "the endpoint's namespace saw links change")
+			require.Empty(t, netwatch.Writes(nseEvents), "the endpoint's namespace saw addresses, routes or rules written")
+			require.Equal(t, clientSide, podLink(t, kept.nsc.Path(), "nsc-1"))
+			require.Equal(t, endpointSide, podLink(t, kept.nse.Path(), "nse-1"))
+			require.NoError(t, vppsimtest.Ping(kept.nsc, nscIP, nseIP, 5*time.Second), "the adopted data path")
+			require.Equal(t, []string{droppedOwner}, b.leftovers.Owners(), "only the connection nobody asked for is left")
+
+			require.NoError(t, b.leftovers.ReleaseAll(ctx))
+			require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nsc.Path()), "the unclaimed connection's client end outlived its release")
+			require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nse.Path()), "the unclaimed connection's endpoint end outlived its release")
+			require.Equal(t, clientSide, podLink(t, kept.nsc.Path(), "nsc-1"), "releasing the unclaimed connection touched the adopted one")
+			require.NoError(t, vppsimtest.Ping(kept.nsc, nscIP, nseIP, 5*time.Second))
+
+			closeCtx, cancelClose := context.WithTimeout(clienturlctx.WithClientURL(ctx, kept.hopURL), 20*time.Second)
+			defer cancelClose()
+			_, err = b.forwarder.Close(closeCtx, keptConn)
+			require.NoError(t, err)
+			vpp.requireOnlyUplink(t)
+			require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nsc.Path()))
+			require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nse.Path()))
+			require.Zero(t, forwarderEnds(t, "conn-kept-"+kind.String()), "veth ends left in the forwarder's namespace")
+			records, err := journal.Read(journalDir)
+			require.NoError(t, err)
+			require.Empty(t, records, "the journal still holds connections that are gone")
+		})
+	}
+}
+
+// A connection that comes back asking for something else on the client's side (here another
+// interface name) gets that side rebuilt, the old one released first; the endpoint's side, still
+// exactly as recorded, is adopted.
+func TestRestartedForwarderRebuildsOnlyTheSideThatDiffers(t *testing.T) {
+	c := connectThenDie(t, "conn-renamed")
+	vpp, peers, conn, request := c.vpp, c.peers, c.conn, c.request
+	endpointSide := podLink(t, peers.nse.Path(), "nse-1")
+
+	b := c.restart(t)
+	request.Connection = conn.Clone()
+	request.GetConnection().GetMechanism().GetParameters()["name"] = "nsc-2"
+	_, err := peers.request(t, b.forwarder, request)
+	require.NoError(t, err)
+	require.Equal(t, []string{"lo", "nsc-2"}, linkNamesIn(t, peers.nsc.Path()), "the client's old interface was not released, or no new one made")
+	require.Equal(t, endpointSide, podLink(t, peers.nse.Path(), "nse-1"), "the endpoint's side was rebuilt although it was intact")
+	// This harness's next hop adds no path segment: both sides carry the forwarder's connection ID.
+	taps := []string{peers.nsc.Path() + " nsc-2", peers.nse.Path() + " nse-1"}
+	sort.Strings(taps)
+	require.Equal(t, taps, tapsOf(vpp, conn.GetPath().GetPathSegments()[1].GetId()), "one tap per side, the client's old one released")
+	require.NoError(t, vppsimtest.Ping(peers.nsc, nscIP, nseIP, 5*time.Second))
+}
+
+// A Request that fails validation after a restart touches nothing of what the previous run left.
+func TestMalformedRequestAfterRestartTouchesNothing(t *testing.T) {
+	c := connectThenDie(t, "conn-malformed")
+	vpp, peers, conn, request := c.vpp, c.peers, c.conn, c.request
+	clientSide := podLink(t, peers.nsc.Path(), "nsc-1")
+
+	b := c.restart(t)
+	owners := b.leftovers.Owners()
+	since := len(vpp.sim.Requests())
+	request.Connection = conn.Clone()
+	request.GetConnection().GetContext().GetIpContext().SrcIpAddrs = []string{"not-an-address"}
+	_, err := peers.request(t, b.forwarder, request)
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	require.Empty(t, vpp.sim.Requests()[since:], "VPP was asked something for a Request that failed validation")
+	require.Equal(t, owners, b.leftovers.Owners(), "the leftover was claimed for a Request that failed validation")
+	require.Equal(t, clientSide, podLink(t, peers.nsc.Path(), "nsc-1"))
+	require.NoError(t, vppsimtest.Ping(peers.nsc, nscIP, nseIP, 5*time.Second))
+}
+
+// deadRun is a connection over taps that a forwarder built before it died.
+type deadRun struct {
+	vpp        *testVPP
+	node       *vppsimtest.Netns
+	peers      *restartPeers
+	journalDir string
+	request    *networkservice.NetworkServiceRequest
+	conn       *networkservice.Connection
+}
+
+func connectThenDie(t *testing.T, connID string) *deadRun {
+	t.Helper()
+	c := &deadRun{node: vppsimtest.NewNetns(t, netnsPrefix), journalDir: t.TempDir()}
+	c.vpp = startTestVPP(t, c.node)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c.peers = newRestartPeers(ctx, t)
+	a := startLife(t, c.vpp, kernelif.Tap, c.journalDir, c.node)
+	c.request = kernelRequest(connID, c.peers.nsc.Path(), "nsc-1", payload.Ethernet)
+	var err error
+	c.conn, err = c.peers.request(t, a.forwarder, c.request.Clone())
+	require.NoError(t, err)
+	a.die()
+	return c
+}
+
+func (c *deadRun) restart(t *testing.T) *life {
+	t.Helper()
+	return startLife(t, c.vpp, kernelif.Tap, c.journalDir, c.node)
+}
+
 // tapsOf lists the host names of the simulator's taps tagged with owner.
 func tapsOf(vpp *testVPP, owner string) []string {
 	var names []string
@@ -52,79 +286,6 @@ func tapsOf(vpp *testVPP, owner string) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// A forwarder that dies keeps nothing but what VPP and the kernel hold. The next run scans that,
-// rebuilds the connections requested again on a clean slate, and releases the others.
-func TestRestartedForwarderRebuildsRequestedConnectionsAndReleasesTheRest(t *testing.T) {
-	// Registered first, so it runs last: a dead forwarder's own cleanup must find nothing to do.
-	ctxA, cancelA := context.WithCancel(context.Background())
-	t.Cleanup(cancelA)
-	node := vppsimtest.NewNetns(t, netnsPrefix)
-	vpp := startTestVPP(t, node)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	kept, dropped := newRestartPeers(ctx, t), newRestartPeers(ctx, t)
-
-	// Run A: both connections up, the first one carrying traffic.
-	vppConnA := vppsimtest.Dial(t, vpp.sim)
-	forwarderA := newForwarder(ctxA, t, vpp, vppConnA, kernelif.Tap)
-	keptRequest := kernelRequest("conn-kept", kept.nsc.Path(), "nsc-1", payload.IP)
-	keptConn, err := kept.request(t, forwarderA, keptRequest.Clone())
-	require.NoError(t, err)
-	droppedConn, err := dropped.request(t, forwarderA, kernelRequest("conn-dropped", dropped.nsc.Path(), "nsc-1", payload.IP))
-	require.NoError(t, err)
-	require.NoError(t, vppsimtest.Ping(kept.nsc, nscIP, nseIP, 5*time.Second))
-	keptOwner := keptConn.GetPath().GetPathSegments()[1].GetId()
-	droppedOwner := droppedConn.GetPath().GetPathSegments()[1].GetId()
-	keptTaps := []string{kept.nsc.Path() + " nsc-1", kept.nse.Path() + " nse-1"}
-	sort.Strings(keptTaps)
-	require.Equal(t, keptTaps, tapsOf(vpp, keptOwner))
-
-	// A dies: its VPP connection goes, no Close is ever sent, VPP keeps what A made.
-	vppConnA.Disconnect()
-
-	// Run B starts from what VPP holds. The scan reads the forwarder's namespace for veth ends
-	// too; the node namespace stands for it, so that veths other tests leave in the test
-	// process's namespace are never taken for leftovers (tap kind leaves none anywhere).
-	vppConnB := vppsimtest.Dial(t, vpp.sim)
-	var leftovers *restore.Leftovers
-	node.MustDo(t, func() error {
-		leftovers, err = restore.Scan(ctx, vppConnB)
-		return err
-	})
-	owners := []string{keptOwner, droppedOwner}
-	sort.Strings(owners)
-	require.Equal(t, owners, leftovers.Owners(), "the scan must find both connections by their VPP tags")
-	forwarderB := newForwarder(ctx, t, vpp, vppConnB, kernelif.Tap, xconnect.WithLeftovers(leftovers))
-
-	// nsmgr heals the first connection through B with the connection A returned.
-	keptRequest.Connection = keptConn.Clone()
-	keptConn, err = kept.request(t, forwarderB, keptRequest)
-	require.NoError(t, err, "re-Request through the restarted forwarder")
-	require.Equal(t, keptOwner, keptConn.GetPath().GetPathSegments()[1].GetId())
-	require.Equal(t, keptTaps, tapsOf(vpp, keptOwner), "exactly one tap per side, the old ones released")
-	require.NoError(t, vppsimtest.Ping(kept.nsc, nscIP, nseIP, 5*time.Second), "the rebuilt data path")
-	require.Equal(t, []string{droppedOwner}, leftovers.Owners(), "only the connection nobody asked for is left")
-	require.Len(t, tapsOf(vpp, droppedOwner), 2, "leftovers are released when claimed or expired, not before")
-
-	// The second connection is never requested again: its grace period ends.
-	leftovers.ReleaseAll(ctx)
-
-	require.Empty(t, leftovers.Owners())
-	require.Empty(t, tapsOf(vpp, droppedOwner), "the unclaimed connection's VPP interfaces outlived its release")
-	require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nsc.Path()), "the unclaimed connection's client end outlived its release")
-	require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nse.Path()), "the unclaimed connection's endpoint end outlived its release")
-	require.Equal(t, keptTaps, tapsOf(vpp, keptOwner), "releasing the unclaimed connection touched the healed one")
-	require.NoError(t, vppsimtest.Ping(kept.nsc, nscIP, nseIP, 5*time.Second))
-
-	closeCtx, cancelClose := context.WithTimeout(clienturlctx.WithClientURL(ctx, kept.hopURL), 20*time.Second)
-	defer cancelClose()
-	_, err = forwarderB.Close(closeCtx, keptConn)
-	require.NoError(t, err)
-	vpp.requireOnlyUplink(t)
-	require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nsc.Path()))
-	require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nse.Path()))
 }
 
 // forwarderEnds counts the links in the test process's namespace, the forwarder's, whose alias
@@ -141,75 +302,4 @@ func forwarderEnds(t *testing.T, firstID string) int {
 		}
 	}
 	return count
-}
-
-// afPacketsOf counts the simulator's af_packet interfaces tagged with owner.
-func afPacketsOf(vpp *testVPP, owner string) int {
-	count := 0
-	for _, iface := range vpp.sim.State().Interfaces {
-		if iface.AfPacket != nil && iface.Tag == owner {
-			count++
-		}
-	}
-	return count
-}
-
-// The veth kind leaves a previous run's objects in two places: af_packet interfaces in VPP and
-// veth pairs whose forwarder ends sit in the forwarder's namespace. A restarted forwarder replaces
-// both for a connection requested again. The scan runs in the test process's namespace, which
-// other tests share, so only named connections are released here, never everything unclaimed.
-func TestRestartedForwarderRebuildsAVethConnection(t *testing.T) {
-	ctxA, cancelA := context.WithCancel(context.Background())
-	t.Cleanup(cancelA)
-	vpp := startTestVPP(t, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	kept, dropped := newRestartPeers(ctx, t), newRestartPeers(ctx, t)
-
-	vppConnA := vppsimtest.Dial(t, vpp.sim)
-	forwarderA := newForwarder(ctxA, t, vpp, vppConnA, kernelif.Veth)
-	keptRequest := kernelRequest("conn-kept-veth", kept.nsc.Path(), "nsc-1", payload.IP)
-	keptConn, err := kept.request(t, forwarderA, keptRequest.Clone())
-	require.NoError(t, err)
-	droppedConn, err := dropped.request(t, forwarderA, kernelRequest("conn-dropped-veth", dropped.nsc.Path(), "nsc-1", payload.IP))
-	require.NoError(t, err)
-	keptOwner := keptConn.GetPath().GetPathSegments()[1].GetId()
-	droppedIDs := []string{droppedConn.GetPath().GetPathSegments()[0].GetId(), droppedConn.GetPath().GetPathSegments()[1].GetId()}
-	require.Equal(t, 2, afPacketsOf(vpp, keptOwner))
-	require.Equal(t, 2, forwarderEnds(t, "conn-kept-veth"))
-
-	vppConnA.Disconnect()
-
-	vppConnB := vppsimtest.Dial(t, vpp.sim)
-	leftovers, err := restore.Scan(ctx, vppConnB)
-	require.NoError(t, err)
-	owners := leftovers.Owners()
-	for _, id := range []string{"conn-kept-veth", keptOwner, droppedIDs[0], droppedIDs[1]} {
-		require.Contains(t, owners, id, "the scan must find every connection by VPP tag and veth alias")
-	}
-	forwarderB := newForwarder(ctx, t, vpp, vppConnB, kernelif.Veth, xconnect.WithLeftovers(leftovers))
-
-	keptRequest.Connection = keptConn.Clone()
-	keptConn, err = kept.request(t, forwarderB, keptRequest)
-	require.NoError(t, err, "re-Request through the restarted forwarder")
-	require.Equal(t, 2, afPacketsOf(vpp, keptOwner), "exactly one af_packet per side, the old ones released")
-	require.Equal(t, 2, forwarderEnds(t, "conn-kept-veth"), "exactly one veth pair per side, the old ones released")
-	require.Equal(t, []string{"lo", "nsc-1"}, linkNamesIn(t, kept.nsc.Path()))
-	require.Equal(t, []string{"lo", "nse-1"}, linkNamesIn(t, kept.nse.Path()))
-
-	leftovers.ReleaseOwned(ctx, droppedIDs...)
-
-	require.Zero(t, afPacketsOf(vpp, droppedIDs[1]), "the unclaimed connection's VPP interfaces outlived its release")
-	require.Zero(t, forwarderEnds(t, "conn-dropped-veth"), "the unclaimed connection's veth pairs outlived their release")
-	require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nsc.Path()))
-	require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nse.Path()))
-
-	closeCtx, cancelClose := context.WithTimeout(clienturlctx.WithClientURL(ctx, kept.hopURL), 20*time.Second)
-	defer cancelClose()
-	_, err = forwarderB.Close(closeCtx, keptConn)
-	require.NoError(t, err)
-	vpp.requireOnlyUplink(t)
-	require.Zero(t, forwarderEnds(t, "conn-kept-veth"))
-	require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nsc.Path()))
-	require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nse.Path()))
 }

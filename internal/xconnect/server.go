@@ -84,14 +84,15 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 		endpoint.WithAuthorizeServer(o.authorizeServer),
 		endpoint.WithAuthorizeMonitorConnectionServer(o.authorizeMonitorServer),
 		endpoint.WithAdditionalFunctionality(
-			// First behind authorize, so that it covers every element that holds resources.
-			expiry.NewServer(ctx, o.expiryOptions...),
-			// Before every element that creates something the previous run may still hold.
-			restore.NewServer(o.leftovers),
-			journal.NewServer(o.journal),
+			// First: a Request that fails validation touches nothing, not even what a previous run left.
 			requestcheck.NewServer(),
+			// Before every element that holds resources, so that it covers them all.
+			expiry.NewServer(ctx, o.expiryOptions...),
 			recvfd.NewServer(),
 			sendfd.NewServer(),
+			// Behind recvfd, which hands them the client's namespace; before every element that programs.
+			journal.NewServer(ctx, o.journal, o.journalCleanup),
+			restore.NewServer(o.leftovers),
 			discover.NewServer(nsClient, nseClient),
 			roundrobin.NewServer(),
 			metrics.NewServer(ctx, vppConn, o.metricsOptions...),
@@ -148,6 +149,9 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		wireguard.NewClient(vppConn, tunnelIP),
 		ipsec.NewClient(vppConn, tunnelIP, ipsec.WithIKEv2PrivateKey(ikev2KeyFile)),
 		vlan.NewClient(vppConn, o.vlanDomainToDevice),
+		// Behind every mechanism and recvfd: on the way back they see the next hop's answer first.
+		restore.NewClient(o.leftovers),
+		journal.NewClient(o.journal),
 		filtermechanisms.NewClient(),
 		mechanismpriority.NewClient(o.mechanismPriority...),
 		afxdppinhole.NewClient(),

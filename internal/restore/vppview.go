@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 
 	"github.com/pkg/errors"
 	"go.fd.io/govpp/api"
@@ -19,92 +20,120 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 )
 
-// deleter removes one VPP interface with the API of its kind.
-type deleter func(ctx context.Context) error
+// Interface kinds this package can tell apart and delete.
+const (
+	kindTap          = "tap"
+	kindAfPacket     = "af_packet"
+	kindVxlan        = "vxlan"
+	kindMemif        = "memif"
+	kindWireguard    = "wireguard"
+	kindIpip         = "ipip"
+	kindSubinterface = "subinterface"
+)
 
-// scanVPP returns a leftover for every tagged VPP interface whose kind it can delete. The kind is
-// learnt from the per-kind dumps rather than from interface names, which VPP does not promise.
-func scanVPP(ctx context.Context, vppConn api.Connection) ([]leftover, error) {
-	tagged, err := taggedInterfaces(ctx, vppConn)
-	if err != nil {
-		return nil, err
-	}
-	if len(tagged) == 0 {
-		return nil, nil
-	}
-	deleters := map[interface_types.InterfaceIndex]deleter{}
-	for _, collect := range []func(context.Context, api.Connection, map[interface_types.InterfaceIndex]deleter) error{
-		collectTaps, collectAfPackets, collectVxlanTunnels, collectMemifs, collectWireguards, collectIpipTunnels,
-	} {
-		if err := collect(ctx, vppConn, deleters); err != nil {
-			// A VPP without one plugin answers its dump with an error: the other kinds still count.
-			log.FromContext(ctx).Warnf("restore: %v", err)
-		}
-	}
-	var found []leftover
-	for _, details := range tagged {
-		remove, ok := deleters[details.SwIfIndex]
-		if !ok && details.SupSwIfIndex != uint32(details.SwIfIndex) {
-			remove = deleteSubinterface(vppConn, details.SwIfIndex)
-			ok = true
-		}
-		if !ok {
-			log.FromContext(ctx).Warnf("restore: leaving VPP interface %s (tag %q): unknown kind %q",
-				details.InterfaceName, details.Tag, details.InterfaceDevType)
-			continue
-		}
-		found = append(found, leftover{
-			owner:       details.Tag,
-			description: fmt.Sprintf("VPP interface %s (sw_if_index %d)", details.InterfaceName, details.SwIfIndex),
-			release:     remove,
-		})
-	}
-	return found, nil
+// vppInterface is one VPP interface and how to delete it.
+type vppInterface struct {
+	index interface_types.InterfaceIndex
+	name  string
+	tag   string
+	kind  string // empty when no per-kind dump knows it
+	// hostIfName is the kernel side of a tap or an af_packet interface.
+	hostIfName string
+	// vxlanSrc, vxlanDst and vxlanVNI describe a vxlan tunnel.
+	vxlanSrc, vxlanDst net.IP
+	vxlanVNI           uint32
+	remove             func(ctx context.Context) error
 }
 
-func taggedInterfaces(ctx context.Context, vppConn api.Connection) ([]*interfaces.SwInterfaceDetails, error) {
+func (i *vppInterface) String() string {
+	return fmt.Sprintf("VPP interface %s (sw_if_index %d, tag %q)", i.name, i.index, i.tag)
+}
+
+// vppView is what VPP holds, read once. The kind is learnt from the per-kind dumps rather than
+// from interface names, which VPP does not promise.
+type vppView struct {
+	byIndex map[interface_types.InterfaceIndex]*vppInterface
+	ordered []*vppInterface
+}
+
+func readVPP(ctx context.Context, vppConn api.Connection) (*vppView, error) {
 	stream, err := interfaces.NewServiceClient(vppConn).SwInterfaceDump(ctx, &interfaces.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
 	if err != nil {
 		return nil, errors.Wrap(err, "dumping VPP interfaces")
 	}
-	var tagged []*interfaces.SwInterfaceDetails
+	view := &vppView{byIndex: map[interface_types.InterfaceIndex]*vppInterface{}}
 	err = drain(stream.Recv, "VPP interfaces", func(d *interfaces.SwInterfaceDetails) {
-		if d.Tag != "" {
-			tagged = append(tagged, d)
+		i := &vppInterface{index: d.SwIfIndex, name: d.InterfaceName, tag: d.Tag}
+		if d.SupSwIfIndex != uint32(d.SwIfIndex) {
+			i.kind, i.remove = kindSubinterface, deleteSubinterface(vppConn, d.SwIfIndex)
 		}
+		view.byIndex[d.SwIfIndex] = i
+		view.ordered = append(view.ordered, i)
 	})
-	return tagged, err
+	if err != nil {
+		return nil, err
+	}
+	for _, collect := range []func(context.Context, api.Connection, *vppView) error{
+		collectTaps, collectAfPackets, collectVxlanTunnels, collectMemifs, collectWireguards, collectIpipTunnels,
+	} {
+		if err := collect(ctx, vppConn, view); err != nil {
+			// A VPP without one plugin answers its dump with an error: the other kinds still count.
+			log.FromContext(ctx).Debugf("restore: %v", err)
+		}
+	}
+	return view, nil
 }
 
-func collectTaps(ctx context.Context, vppConn api.Connection, into map[interface_types.InterfaceIndex]deleter) error {
+// tagged lists the interfaces whose tag is one of tags, in the order VPP listed them.
+func (v *vppView) tagged(tags map[string]bool) []*vppInterface {
+	var found []*vppInterface
+	for _, i := range v.ordered {
+		if i.tag != "" && tags[i.tag] {
+			found = append(found, i)
+		}
+	}
+	return found
+}
+
+// kindOf sets what a per-kind dump says of an interface the main dump listed.
+func (v *vppView) kindOf(index interface_types.InterfaceIndex, kind string, remove func(context.Context) error) *vppInterface {
+	i, ok := v.byIndex[index]
+	if !ok {
+		return &vppInterface{}
+	}
+	i.kind, i.remove = kind, remove
+	return i
+}
+
+func collectTaps(ctx context.Context, vppConn api.Connection, view *vppView) error {
 	stream, err := tapv2.NewServiceClient(vppConn).SwInterfaceTapV2Dump(ctx, &tapv2.SwInterfaceTapV2Dump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
 	if err != nil {
 		return errors.Wrap(err, "dumping taps")
 	}
 	return drain(stream.Recv, "taps", func(d *tapv2.SwInterfaceTapV2Details) {
 		index := interface_types.InterfaceIndex(d.SwIfIndex)
-		into[index] = func(ctx context.Context) error {
+		view.kindOf(index, kindTap, func(ctx context.Context) error {
 			_, err := tapv2.NewServiceClient(vppConn).TapDeleteV2(ctx, &tapv2.TapDeleteV2{SwIfIndex: index})
 			return err
-		}
+		}).hostIfName = d.HostIfName
 	})
 }
 
-func collectAfPackets(ctx context.Context, vppConn api.Connection, into map[interface_types.InterfaceIndex]deleter) error {
+func collectAfPackets(ctx context.Context, vppConn api.Connection, view *vppView) error {
 	stream, err := af_packet.NewServiceClient(vppConn).AfPacketDump(ctx, &af_packet.AfPacketDump{})
 	if err != nil {
 		return errors.Wrap(err, "dumping af_packet interfaces")
 	}
 	return drain(stream.Recv, "af_packet interfaces", func(d *af_packet.AfPacketDetails) {
 		hostIfName := d.HostIfName
-		into[d.SwIfIndex] = func(ctx context.Context) error {
+		view.kindOf(d.SwIfIndex, kindAfPacket, func(ctx context.Context) error {
 			_, err := af_packet.NewServiceClient(vppConn).AfPacketDelete(ctx, &af_packet.AfPacketDelete{HostIfName: hostIfName})
 			return err
-		}
+		}).hostIfName = hostIfName
 	})
 }
 
-func collectVxlanTunnels(ctx context.Context, vppConn api.Connection, into map[interface_types.InterfaceIndex]deleter) error {
+func collectVxlanTunnels(ctx context.Context, vppConn api.Connection, view *vppView) error {
 	stream, err := vxlan.NewServiceClient(vppConn).VxlanTunnelV2Dump(ctx, &vxlan.VxlanTunnelV2Dump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
 	if err != nil {
 		return errors.Wrap(err, "dumping vxlan tunnels")
@@ -122,57 +151,58 @@ func collectVxlanTunnels(ctx context.Context, vppConn api.Connection, into map[i
 			DecapNextIndex: d.DecapNextIndex,
 			Vni:            d.Vni,
 		}
-		into[d.SwIfIndex] = func(ctx context.Context) error {
+		i := view.kindOf(d.SwIfIndex, kindVxlan, func(ctx context.Context) error {
 			request := tunnel
 			_, err := vxlan.NewServiceClient(vppConn).VxlanAddDelTunnelV3(ctx, &request)
 			return err
-		}
+		})
+		i.vxlanSrc, i.vxlanDst, i.vxlanVNI = d.SrcAddress.ToIP(), d.DstAddress.ToIP(), d.Vni
 	})
 }
 
-func collectMemifs(ctx context.Context, vppConn api.Connection, into map[interface_types.InterfaceIndex]deleter) error {
+func collectMemifs(ctx context.Context, vppConn api.Connection, view *vppView) error {
 	stream, err := memif.NewServiceClient(vppConn).MemifDump(ctx, &memif.MemifDump{})
 	if err != nil {
 		return errors.Wrap(err, "dumping memif interfaces")
 	}
 	return drain(stream.Recv, "memif interfaces", func(d *memif.MemifDetails) {
 		index := d.SwIfIndex
-		into[index] = func(ctx context.Context) error {
+		view.kindOf(index, kindMemif, func(ctx context.Context) error {
 			_, err := memif.NewServiceClient(vppConn).MemifDelete(ctx, &memif.MemifDelete{SwIfIndex: index})
 			return err
-		}
+		})
 	})
 }
 
-func collectWireguards(ctx context.Context, vppConn api.Connection, into map[interface_types.InterfaceIndex]deleter) error {
+func collectWireguards(ctx context.Context, vppConn api.Connection, view *vppView) error {
 	stream, err := wireguard.NewServiceClient(vppConn).WireguardInterfaceDump(ctx, &wireguard.WireguardInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
 	if err != nil {
 		return errors.Wrap(err, "dumping wireguard interfaces")
 	}
 	return drain(stream.Recv, "wireguard interfaces", func(d *wireguard.WireguardInterfaceDetails) {
 		index := d.Interface.SwIfIndex
-		into[index] = func(ctx context.Context) error {
+		view.kindOf(index, kindWireguard, func(ctx context.Context) error {
 			_, err := wireguard.NewServiceClient(vppConn).WireguardInterfaceDelete(ctx, &wireguard.WireguardInterfaceDelete{SwIfIndex: index})
 			return err
-		}
+		})
 	})
 }
 
-func collectIpipTunnels(ctx context.Context, vppConn api.Connection, into map[interface_types.InterfaceIndex]deleter) error {
+func collectIpipTunnels(ctx context.Context, vppConn api.Connection, view *vppView) error {
 	stream, err := ipip.NewServiceClient(vppConn).IpipTunnelDump(ctx, &ipip.IpipTunnelDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
 	if err != nil {
 		return errors.Wrap(err, "dumping ipip tunnels")
 	}
 	return drain(stream.Recv, "ipip tunnels", func(d *ipip.IpipTunnelDetails) {
 		index := d.Tunnel.SwIfIndex
-		into[index] = func(ctx context.Context) error {
+		view.kindOf(index, kindIpip, func(ctx context.Context) error {
 			_, err := ipip.NewServiceClient(vppConn).IpipDelTunnel(ctx, &ipip.IpipDelTunnel{SwIfIndex: index})
 			return err
-		}
+		})
 	})
 }
 
-func deleteSubinterface(vppConn api.Connection, index interface_types.InterfaceIndex) deleter {
+func deleteSubinterface(vppConn api.Connection, index interface_types.InterfaceIndex) func(context.Context) error {
 	return func(ctx context.Context) error {
 		_, err := interfaces.NewServiceClient(vppConn).DeleteSubif(ctx, &interfaces.DeleteSubif{SwIfIndex: index})
 		return err

@@ -1,0 +1,152 @@
+package journal
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"github.com/pkg/errors"
+	"golang.org/x/sys/unix"
+
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+)
+
+const (
+	lockFile  = "lock"
+	ownerFile = "owner"
+)
+
+// lockDir takes dir's lock, which the kernel releases when the process dies however it dies: a
+// directory whose lock is free belongs to no running forwarder.
+func lockDir(dir string) (*os.File, error) {
+	f, held, err := tryLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	if held {
+		return nil, errors.Errorf("journal %s is in use by another running forwarder", dir)
+	}
+	return f, nil
+}
+
+func tryLock(dir string) (f *os.File, held bool, err error) {
+	f, err = os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE, 0o600) //nolint:gosec // the journal's own lock
+	if err != nil {
+		return nil, false, errors.Wrap(err, "journal: opening the lock")
+	}
+	if err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		_ = f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, true, nil
+		}
+		return nil, false, errors.Wrap(err, "journal: locking")
+	}
+	return f, false, nil
+}
+
+type owner struct {
+	Key string `json:"key"`
+}
+
+func writeOwner(dir, key string) error {
+	data, err := json.Marshal(owner{Key: key})
+	if err != nil {
+		return err
+	}
+	temp := filepath.Join(dir, tempPrefix+ownerFile)
+	if err = os.WriteFile(temp, data, 0o600); err == nil {
+		err = os.Rename(temp, filepath.Join(dir, ownerFile))
+	}
+	return errors.Wrap(err, "journal: writing the owner")
+}
+
+func readOwner(dir string) (string, bool) {
+	data, err := os.ReadFile(filepath.Join(dir, ownerFile)) //nolint:gosec // a sibling journal's owner file
+	if err != nil {
+		return "", false
+	}
+	var o owner
+	if json.Unmarshal(data, &o) != nil {
+		return "", false
+	}
+	return o.Key, true
+}
+
+// adoptSiblings takes over the records of every sibling directory written under key whose lock is
+// free: its forwarder is gone (a replaced pod). Each record is written here before it is removed
+// there, so a crash in between leaves it in both places, never in none; unreadable records move
+// along into this journal's unreadable directory.
+func (j *Journal) adoptSiblings(ctx context.Context, key string) {
+	parent := filepath.Dir(j.dir)
+	names, err := os.ReadDir(parent)
+	if err != nil {
+		log.FromContext(ctx).Warnf("journal: reading %s for the journals of replaced forwarders: %v", parent, err)
+		return
+	}
+	for _, name := range names {
+		sibling := filepath.Join(parent, name.Name())
+		if !name.IsDir() || sibling == j.dir {
+			continue
+		}
+		if siblingKey, ok := readOwner(sibling); !ok || siblingKey != key {
+			continue
+		}
+		lock, held, err := tryLock(sibling)
+		if err != nil || held {
+			continue // its forwarder runs: the records are its own
+		}
+		j.adoptSibling(ctx, sibling)
+		_ = lock.Close()
+	}
+}
+
+func (j *Journal) adoptSibling(ctx context.Context, sibling string) {
+	adopted := 0
+	complete := true
+	for _, rec := range loadDir(ctx, sibling) {
+		e := j.lockedEntry(rec.ID)
+		err := error(nil)
+		if e.rec == nil {
+			if err = writeRecord(j.dir, rec); err == nil {
+				e.rec = rec
+				adopted++
+			}
+		}
+		e.mu.Unlock()
+		if err != nil {
+			log.FromContext(ctx).Errorf("journal: adopting %s from %s: %v", rec.ID, sibling, err)
+			complete = false
+			continue
+		}
+		_ = os.Remove(filepath.Join(sibling, fileName(rec.ID)))
+	}
+	moveUnreadable(ctx, sibling, j.dir)
+	if complete {
+		for _, name := range []string{ownerFile, lockFile} {
+			_ = os.Remove(filepath.Join(sibling, name))
+		}
+		_ = os.Remove(filepath.Join(sibling, quarantineDir))
+		_ = os.Remove(sibling)
+	}
+	log.FromContext(ctx).Infof("journal: adopted %d records of %s, whose forwarder is gone", adopted, sibling)
+}
+
+// moveUnreadable moves the unreadable records of a sibling into this journal's, named after it.
+func moveUnreadable(ctx context.Context, sibling, dir string) {
+	names, err := os.ReadDir(filepath.Join(sibling, quarantineDir))
+	if err != nil {
+		return
+	}
+	if err = os.MkdirAll(filepath.Join(dir, quarantineDir), 0o700); err != nil {
+		log.FromContext(ctx).Warnf("journal: %v", err)
+		return
+	}
+	for _, name := range names {
+		from := filepath.Join(sibling, quarantineDir, name.Name())
+		to := filepath.Join(dir, quarantineDir, filepath.Base(sibling)+"-"+name.Name())
+		if err = os.Rename(from, to); err != nil {
+			log.FromContext(ctx).Warnf("journal: moving %s: %v", from, err)
+		}
+	}
+}
