@@ -75,17 +75,10 @@ func TestWhatIsNotAServingForwarderFails(t *testing.T) {
 		err := liveness.Check(context.Background(), &url.URL{Scheme: "unix", Path: filepath.Join(t.TempDir(), "absent.sock")}, checkTimeout)
 		require.ErrorContains(t, err, "connecting to")
 	})
-	t.Run("accepts but never answers", func(t *testing.T) {
-		listenOn, listener := socketURL(t)
-		go func() {
-			for {
-				conn, err := listener.Accept()
-				if err != nil {
-					return
-				}
-				t.Cleanup(func() { _ = conn.Close() })
-			}
-		}()
+	t.Run("hung: connects but never answers", func(t *testing.T) {
+		// Nobody accepts: the kernel completes the connection from the backlog, as for a
+		// process that is stuck.
+		listenOn, _ := socketURL(t)
 		start := time.Now()
 		err := liveness.Check(context.Background(), listenOn, checkTimeout)
 		require.Error(t, err)

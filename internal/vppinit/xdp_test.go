@@ -30,6 +30,9 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
 )
 
+// buildScript is the script the image's build stage compiles the program with.
+var buildScript = filepath.Join("..", "..", "scripts", "build-xdp.sh")
+
 var (
 	buildOnce   sync.Once
 	builtObject string
@@ -50,7 +53,7 @@ func xdpProgram(t *testing.T) string {
 			return
 		}
 		builtObject = filepath.Join(dir, "afxdp.o")
-		out, err := exec.Command(filepath.Join("..", "..", "scripts", "build-xdp.sh"), builtObject).CombinedOutput()
+		out, err := exec.Command(buildScript, builtObject).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("scripts/build-xdp.sh: %w: %s", err, out)
 		}
@@ -98,29 +101,19 @@ func TestCheckXDPProgramRefusesWhatWouldTakeTheNodesTraffic(t *testing.T) {
 	xdpProgram(t) // skips without clang
 	src, obj := filepath.Join(dir, "other.c"), filepath.Join(dir, "other.o")
 	require.NoError(t, os.WriteFile(src, renamed, 0o600))
-	out, err := exec.Command("clang", "-O2", "-g", "-target", "bpf", "-I/usr/include/"+machineTriplet(t), "-c", src, "-o", obj).CombinedOutput()
+	out, err := exec.Command(buildScript, obj, src).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.ErrorContains(t, vppinit.CheckXDPProgram(obj), "no map nsm_xdp_tunnel")
-}
-
-func machineTriplet(t *testing.T) string {
-	var uname unix.Utsname
-	require.NoError(t, unix.Uname(&uname))
-	return string(bytes.TrimRight(uname.Machine[:], "\x00")) + "-linux-gnu"
 }
 
 // uplinkUnderXDP is the node's uplink with the shipped program attached as VPP attaches it, and
 // an AF_XDP socket where VPP's would be: frames redirected to VPP land in vpp, frames passed to
 // the kernel show on kernel; wire sends frames from the other end of the link.
 type uplinkUnderXDP struct {
-	bpffs       string
-	program     string
-	mac         net.HardwareAddr
-	vpp         *xsk
-	kernel      *packetTap
-	wire        *packetTap
-	wireMAC     net.HardwareAddr
-	openPinhole func(t *testing.T, port uint16, extraPort uint16)
+	bpffs, program string
+	mac, wireMAC   net.HardwareAddr
+	vpp            *xsk
+	kernel, wire   *packetTap
 }
 
 const (
@@ -163,23 +156,25 @@ func newUplinkUnderXDP(t *testing.T) *uplinkUnderXDP {
 	})
 	require.NoError(t, collection.Maps["xsks_map"].Update(uint32(0), uint32(u.vpp.fd), ebpf.UpdateAny))
 
-	// The pinhole as the forwarder's chain opens it: sdk-vpp's afxdppinhole element, reading
-	// this very file and the pinned map, for a connection's mechanism port and an extra port.
-	u.openPinhole = func(t *testing.T, port, extraPort uint16) {
-		server := chain.NewNetworkServiceServer(
-			metadata.NewServer(),
-			afxdppinhole.NewServer(afxdppinhole.WithElfPath(program), afxdppinhole.WithBpfFsDir(u.bpffs)),
-			&extraPortServer{port: extraPort},
-		)
-		_, err := server.Request(context.Background(), &networkservice.NetworkServiceRequest{Connection: &networkservice.Connection{
-			Id: fmt.Sprintf("conn-%d", port),
-			Mechanism: &networkservice.Mechanism{
-				Cls: "REMOTE", Type: "VXLAN", Parameters: map[string]string{common.DstPort: fmt.Sprint(port)},
-			},
-		}})
-		require.NoError(t, err)
-	}
 	return u
+}
+
+// openPinhole opens the pinhole as the forwarder's chain does: sdk-vpp's afxdppinhole element,
+// reading this very program file and the pinned map, for a connection's mechanism port and an
+// extra port (0: none).
+func (u *uplinkUnderXDP) openPinhole(t *testing.T, port, extraPort uint16) {
+	server := chain.NewNetworkServiceServer(
+		metadata.NewServer(),
+		afxdppinhole.NewServer(afxdppinhole.WithElfPath(u.program), afxdppinhole.WithBpfFsDir(u.bpffs)),
+		&extraPortServer{port: extraPort},
+	)
+	_, err := server.Request(context.Background(), &networkservice.NetworkServiceRequest{Connection: &networkservice.Connection{
+		Id: fmt.Sprintf("conn-%d", port),
+		Mechanism: &networkservice.Mechanism{
+			Cls: "REMOTE", Type: "VXLAN", Parameters: map[string]string{common.DstPort: fmt.Sprint(port)},
+		},
+	}})
+	require.NoError(t, err)
 }
 
 // extraPortServer stores an extra pinhole port as sdk-vpp's ipsec mechanism stores IKE's.
