@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 )
@@ -33,7 +34,7 @@ func NewServer(ctx context.Context, j *Journal, cleanup Cleanup) networkservice.
 
 func (s *journalServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
 	id := request.GetConnection().GetId()
-	if err := s.journal.Begin(id, request.GetConnection()); err != nil {
+	if err := s.journal.Begin(id, intended(request)); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "connection %s: nothing programmed, the forwarder could not record its intent: %v", id, err)
 	}
 	conn, err := next.Server(ctx).Request(ctx, request)
@@ -64,6 +65,25 @@ func (s *journalServer) Close(ctx context.Context, conn *networkservice.Connecti
 		log.FromContext(ctx).Warnf("journal: %v", forgetErr)
 	}
 	return &empty.Empty{}, nil
+}
+
+// intended is the connection a Request is about to program. A client's first Request names its
+// kernel interface only among its mechanism preferences (the mechanism element picks one later):
+// the intent names the first kernel one, so that its namespace and interface are on disk before
+// anything is programmed there.
+func intended(request *networkservice.NetworkServiceRequest) *networkservice.Connection {
+	conn := request.GetConnection()
+	if conn.GetMechanism() != nil {
+		return conn
+	}
+	for _, preference := range request.GetMechanismPreferences() {
+		if preference.GetType() == kernel.MECHANISM {
+			conn = conn.Clone()
+			conn.Mechanism = preference.Clone()
+			return conn
+		}
+	}
+	return conn
 }
 
 func (s *journalServer) retire(ctx context.Context, id string) {

@@ -140,13 +140,16 @@ type receivesFDs struct {
 }
 
 func (r *receivesFDs) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
-	mechanism := kernel.ToMechanism(request.GetConnection().GetMechanism())
-	inodeURL := mechanism.GetNetNSURL()
-	mechanism.SetNetNSURL(r.fileURL)
+	var inodeURL string
+	for _, m := range append(request.GetMechanismPreferences(), request.GetConnection().GetMechanism()) {
+		if mechanism := kernel.ToMechanism(m); mechanism != nil {
+			inodeURL = mechanism.GetNetNSURL()
+			mechanism.SetNetNSURL(r.fileURL)
+		}
+	}
 	conn, err := next.Server(ctx).Request(ctx, request)
-	mechanism.SetNetNSURL(inodeURL)
-	if conn != nil {
-		kernel.ToMechanism(conn.GetMechanism()).SetNetNSURL(inodeURL)
+	if mechanism := kernel.ToMechanism(conn.GetMechanism()); mechanism != nil {
+		mechanism.SetNetNSURL(inodeURL)
 	}
 	return conn, err
 }
@@ -156,6 +159,21 @@ func (r *receivesFDs) Close(ctx context.Context, conn *networkservice.Connection
 	inodeURL := mechanism.GetNetNSURL()
 	mechanism.SetNetNSURL(r.fileURL)
 	defer mechanism.SetNetNSURL(inodeURL)
+	return next.Server(ctx).Close(ctx, conn)
+}
+
+// selectsMechanism stands for the mechanism element: a client's first Request names its
+// mechanism among its preferences only.
+type selectsMechanism struct{}
+
+func (selectsMechanism) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
+	if request.GetConnection().GetMechanism() == nil && len(request.GetMechanismPreferences()) > 0 {
+		request.GetConnection().Mechanism = request.GetMechanismPreferences()[0]
+	}
+	return next.Server(ctx).Request(ctx, request)
+}
+
+func (selectsMechanism) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
 	return next.Server(ctx).Close(ctx, conn)
 }
 
@@ -236,6 +254,7 @@ func startForwarderRunWithCrashPoint(t *testing.T, client *clientNetns, journalD
 	}
 	elements = append(append(elements,
 		NewServer(leftovers),
+		selectsMechanism{},
 		markedroutes.NewServer(),
 		adapters.NewClientToServer(journal.NewClient(j)),
 	), tail...)
@@ -255,6 +274,15 @@ func (f *forwarderRun) request(t *testing.T, conn *networkservice.Connection) *n
 	got, err := f.chain.Request(context.Background(), &networkservice.NetworkServiceRequest{Connection: conn})
 	require.NoError(t, err)
 	return got
+}
+
+// firstRequest is a client's first Request for conn: its kernel interface named among the
+// mechanism preferences only, and no IP context yet (the endpoint decides it).
+func firstRequest(conn *networkservice.Connection) *networkservice.NetworkServiceRequest {
+	request := &networkservice.NetworkServiceRequest{Connection: conn.Clone(), MechanismPreferences: []*networkservice.Mechanism{conn.GetMechanism().Clone()}}
+	request.Connection.Mechanism = nil
+	request.Connection.Context = nil
+	return request
 }
 
 // previousLife leaves two live connections in client, as a forwarder that was then killed does.

@@ -186,9 +186,8 @@ func TestCrashBetweenProgrammingAndCommitLeavesNothingBehind(t *testing.T) {
 			granted := client.connection("conn-a", "nsm-a", 1)
 			crash := &crashesAfterProgramming{journalDir: journalDir, diskAtCrash: diskAtCrash}
 			first := startForwarderRunWithCrashPoint(t, client, journalDir, vppConn, fwdNetns, crash, &answersWithContext{context: granted.GetContext()})
-			firstRequest := granted.Clone()
-			firstRequest.Context = nil // a client's first Request: the endpoint decides the context
-			first.request(t, firstRequest)
+			_, err := first.chain.Request(context.Background(), firstRequest(granted))
+			require.NoError(t, err)
 			require.Len(t, client.marked(t), 4, "the first run programmed nothing")
 			require.Equal(t, []string{"conn-a"}, recordIDs(t, diskAtCrash), "nothing on disk names the programmed connection")
 			first.die()
