@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,16 +27,34 @@ import (
 // endpointNode is the forwarder on the endpoint's node as the client's forwarder reaches it: over
 // TCP, through an nsmgr that has already chosen the endpoint.
 type endpointNode struct {
+	mu        sync.Mutex
 	forwarder endpoint.Endpoint
 	nseURL    *url.URL
 }
 
+// setForwarder replaces the node's forwarder, as a restart does.
+func (n *endpointNode) setForwarder(forwarder endpoint.Endpoint) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.forwarder = forwarder
+}
+
+func (n *endpointNode) current() endpoint.Endpoint {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.forwarder
+}
+
 func (n *endpointNode) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
-	return n.forwarder.Request(clienturlctx.WithClientURL(ctx, n.nseURL), request)
+	return n.current().Request(clienturlctx.WithClientURL(ctx, n.nseURL), request)
 }
 
 func (n *endpointNode) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
-	return n.forwarder.Close(clienturlctx.WithClientURL(ctx, n.nseURL), conn)
+	return n.current().Close(clienturlctx.WithClientURL(ctx, n.nseURL), conn)
+}
+
+func (n *endpointNode) MonitorConnections(selector *networkservice.MonitorScopeSelector, srv networkservice.MonitorConnection_MonitorConnectionsServer) error {
+	return n.current().MonitorConnections(selector, srv)
 }
 
 func (n *endpointNode) serve(t *testing.T) *url.URL {
@@ -44,7 +63,7 @@ func (n *endpointNode) serve(t *testing.T) *url.URL {
 	require.NoError(t, err)
 	server := grpc.NewServer()
 	networkservice.RegisterNetworkServiceServer(server, n)
-	networkservice.RegisterMonitorConnectionServer(server, n.forwarder)
+	networkservice.RegisterMonitorConnectionServer(server, n)
 	go func() { _ = server.Serve(listener) }()
 	t.Cleanup(server.Stop)
 	return &url.URL{Scheme: "tcp", Host: listener.Addr().String()}
@@ -87,4 +106,54 @@ func TestVxlanBetweenTwoNodesCarriesTraffic(t *testing.T) {
 	vppB.requireOnlyUplink(t)
 	require.Equal(t, []string{"lo"}, linkNamesIn(t, nsc.Path()), "links left in the client namespace")
 	require.Equal(t, []string{"lo"}, linkNamesIn(t, nse.Path()), "links left in the endpoint namespace")
+}
+
+// Both nodes' forwarders die and come back next to their VPPs: the connection requested again
+// adopts both vxlan tunnel ends (the previous VNI is asked for again) and both pods' taps, so VPP
+// creates or deletes nothing and the pods keep their interfaces.
+func TestRestartedForwardersAdoptAVxlanConnection(t *testing.T) {
+	nodeA, nodeB := vppsimtest.NewNetns(t, netnsPrefix), vppsimtest.NewNetns(t, netnsPrefix)
+	vppsimtest.Veth(t, nodeA, uplinkHostName, prefixOf(tunnelIP), nodeB, uplinkHostName, prefixOf(remoteIP))
+	vppA := startTestVPPOn(t, nodeA, uplinkHostName, tunnelIP)
+	vppB := startTestVPPOn(t, nodeB, uplinkHostName, remoteIP)
+	nsc, nse := vppsimtest.NewNetns(t, netnsPrefix), vppsimtest.NewNetns(t, netnsPrefix)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	journalA, journalB := t.TempDir(), t.TempDir()
+	vxlanFirst := xconnect.WithMechanismPriority([]string{vxlanmech.MECHANISM})
+
+	nodeBEndpoint := &endpointNode{nseURL: kernelNextHop(nse.Path(), "nse-1").serve(ctx, t)}
+	nodeBURL := nodeBEndpoint.serve(t)
+	lifeB := startLife(t, vppB, kernelif.Tap, journalB, nodeB)
+	nodeBEndpoint.setForwarder(lifeB.forwarder)
+	lifeA := startLife(t, vppA, kernelif.Tap, journalA, nodeA, vxlanFirst)
+	requestCtx, cancelRequest := context.WithTimeout(clienturlctx.WithClientURL(ctx, nodeBURL), 20*time.Second)
+	defer cancelRequest()
+	request := kernelRequest("conn-vxlan-restart", nsc.Path(), "nsc-1", payload.Ethernet)
+	conn, err := lifeA.forwarder.Request(requestCtx, request.Clone())
+	require.NoError(t, err)
+	require.NoError(t, vppsimtest.Ping(nsc, nscIP, nseIP, 5*time.Second))
+	clientSide, endpointSide := podLink(t, nsc.Path(), "nsc-1"), podLink(t, nse.Path(), "nse-1")
+	lifeA.die()
+	lifeB.die()
+
+	lifeB = startLife(t, vppB, kernelif.Tap, journalB, nodeB)
+	nodeBEndpoint.setForwarder(lifeB.forwarder)
+	lifeA = startLife(t, vppA, kernelif.Tap, journalA, nodeA, vxlanFirst)
+	sinceA, sinceB := len(vppA.sim.Requests()), len(vppB.sim.Requests())
+	request.Connection = conn.Clone()
+	conn, err = lifeA.forwarder.Request(requestCtx, request)
+	require.NoError(t, err, "re-Request through both restarted forwarders")
+	require.Empty(t, creations(vppA, sinceA), "the client's node created or deleted VPP interfaces")
+	require.Empty(t, creations(vppB, sinceB), "the endpoint's node created or deleted VPP interfaces")
+	require.Equal(t, clientSide, podLink(t, nsc.Path(), "nsc-1"))
+	require.Equal(t, endpointSide, podLink(t, nse.Path(), "nse-1"))
+	require.NoError(t, vppsimtest.Ping(nsc, nscIP, nseIP, 5*time.Second), "the adopted data path across the nodes")
+
+	_, err = lifeA.forwarder.Close(requestCtx, conn)
+	require.NoError(t, err)
+	vppA.requireOnlyUplink(t)
+	vppB.requireOnlyUplink(t)
+	require.Equal(t, []string{"lo"}, linkNamesIn(t, nsc.Path()))
+	require.Equal(t, []string{"lo"}, linkNamesIn(t, nse.Path()))
 }
