@@ -2,6 +2,8 @@ package netwatch
 
 import (
 	"encoding/binary"
+	"fmt"
+	"net"
 
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
@@ -40,4 +42,18 @@ func routeTable(data []byte) int {
 		}
 	}
 	return table
+}
+
+// prefix reads an address attribute (IFA_ADDRESS, RTA_DST) and renders it with its length.
+func prefix(attrData []byte, attrType uint16, length uint8) string {
+	attrs, err := nl.ParseRouteAttr(attrData)
+	if err != nil {
+		return ""
+	}
+	for _, attr := range attrs {
+		if attr.Attr.Type == attrType {
+			return fmt.Sprintf("%s/%d", net.IP(attr.Value), length)
+		}
+	}
+	return fmt.Sprintf("default/%d", length)
 }

@@ -27,6 +27,8 @@ type Event struct {
 	Name  string
 	// Table is the routing table of a route or rule event.
 	Table int
+	// Prefix is the address of an address event, the destination of a route event.
+	Prefix string
 }
 
 func (e Event) String() string {
@@ -41,9 +43,11 @@ func (e Event) String() string {
 		}
 		return fmt.Sprintf("link %s (ifindex %d) %s", e.Name, e.Index, verb)
 	case "address":
-		return fmt.Sprintf("address on ifindex %d %s", e.Index, verb)
+		return fmt.Sprintf("address %s on ifindex %d %s", e.Prefix, e.Index, verb)
+	case "route":
+		return fmt.Sprintf("route %s in table %d %s", e.Prefix, e.Table, verb)
 	default:
-		return fmt.Sprintf("%s in table %d %s", e.What, e.Table, verb)
+		return fmt.Sprintf("rule in table %d %s", e.Table, verb)
 	}
 }
 
@@ -62,6 +66,10 @@ type Watch struct {
 	err      error
 	closed   bool
 	sentinel chan struct{}
+
+	stopOnce   sync.Once
+	stopEvents []Event
+	stopErr    error
 }
 
 // Start watches the namespace at path (a /var/run/netns file or any namespace file).
@@ -132,7 +140,8 @@ func (w *Watch) record(msg syscall.NetlinkMessage) {
 		w.events = append(w.events, Event{What: "link", Deleted: deleted, Index: index, Name: linkName(msg.Data)})
 	case unix.RTM_NEWADDR, unix.RTM_DELADDR:
 		info := nl.DeserializeIfAddrmsg(msg.Data)
-		w.events = append(w.events, Event{What: "address", Deleted: msg.Header.Type == unix.RTM_DELADDR, Index: int(info.Index)})
+		w.events = append(w.events, Event{What: "address", Deleted: msg.Header.Type == unix.RTM_DELADDR, Index: int(info.Index),
+			Prefix: prefix(msg.Data[unix.SizeofIfAddrmsg:], unix.IFA_ADDRESS, info.Prefixlen)})
 	case unix.RTM_NEWROUTE, unix.RTM_DELROUTE, unix.RTM_NEWRULE, unix.RTM_DELRULE:
 		table := routeTable(msg.Data)
 		if table == sentinelTable {
@@ -147,7 +156,11 @@ func (w *Watch) record(msg syscall.NetlinkMessage) {
 			what = "rule"
 		}
 		deleted := msg.Header.Type == unix.RTM_DELROUTE || msg.Header.Type == unix.RTM_DELRULE
-		w.events = append(w.events, Event{What: what, Deleted: deleted, Table: table})
+		e := Event{What: what, Deleted: deleted, Table: table}
+		if what == "route" {
+			e.Prefix = prefix(msg.Data[unix.SizeofRtMsg:], unix.RTA_DST, nl.DeserializeRtMsg(msg.Data).Dst_len)
+		}
+		w.events = append(w.events, e)
 	}
 }
 
@@ -175,11 +188,13 @@ func (w *Watch) Settle() ([]Event, error) {
 	return append([]Event(nil), w.events...), w.err
 }
 
-// Stop settles, ends the watch and returns what it saw.
+// Stop settles, ends the watch and returns what it saw. Later calls return the same.
 func (w *Watch) Stop() ([]Event, error) {
-	events, err := w.Settle()
-	w.close()
-	return events, err
+	w.stopOnce.Do(func() {
+		w.stopEvents, w.stopErr = w.Settle()
+		w.close()
+	})
+	return w.stopEvents, w.stopErr
 }
 
 func (w *Watch) close() {
