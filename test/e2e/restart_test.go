@@ -9,9 +9,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+	"github.com/nsmfwd/forwarder-vpp/test/netwatch"
 )
 
 const (
@@ -40,13 +45,66 @@ const (
 // over taps, and started again with the same environment; the simulator
 // (an external VPP) and the kernel keep what the dead run made.
 func TestForwarderRestartOverTap(t *testing.T) {
-	runForwarderRestart(t, scenario{tag: "rtap", kernelType: "tap", linkType: "tuntap", nodes: 1, requestTimeout: crashRequestTimeout})
+	runForwarderRestart(t, restartScenario{scenario: scenario{tag: "rtap", kernelType: "tap", linkType: "tuntap", nodes: 1, requestTimeout: crashRequestTimeout}})
 }
 
 // As TestForwarderRestartOverTap, over veth pairs whose node-side ends the
 // simulator drives as af-packet interfaces.
 func TestForwarderRestartOverVeth(t *testing.T) {
-	runForwarderRestart(t, scenario{tag: "rveth", kernelType: "veth", linkType: "veth", nodes: 1, requestTimeout: crashRequestTimeout})
+	runForwarderRestart(t, restartScenario{scenario: scenario{tag: "rveth", kernelType: "veth", linkType: "veth", nodes: 1, requestTimeout: crashRequestTimeout}})
+}
+
+// Client on node1, endpoint on node2, VXLAN between them: both nodes'
+// forwarders are SIGKILLed and started again.
+func TestForwarderRestartOverVxlan(t *testing.T) {
+	runForwarderRestart(t, restartScenario{scenario: scenario{tag: "rvx", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true, requestTimeout: crashRequestTimeout}})
+}
+
+// The stock layout, where the forwarder's VPP goes down with it: the
+// forwarder and the simulator are SIGKILLed, and both come back, VPP empty.
+func TestForwarderAndVPPRestartOverTap(t *testing.T) {
+	runForwarderRestart(t, restartScenario{vppToo: true, scenario: scenario{tag: "rvtap", kernelType: "tap", linkType: "tuntap", nodes: 1, requestTimeout: crashRequestTimeout}})
+}
+
+// As TestForwarderAndVPPRestartOverTap over veth pairs, which the kernel
+// keeps when VPP dies.
+func TestForwarderAndVPPRestartOverVeth(t *testing.T) {
+	runForwarderRestart(t, restartScenario{vppToo: true, scenario: scenario{tag: "rvveth", kernelType: "veth", linkType: "veth", nodes: 1, requestTimeout: crashRequestTimeout}})
+}
+
+// The forwarder's pod is replaced (a new NSM_NAME on the same node and state
+// directory) while its client is SIGKILLed: the new forwarder finds the dead
+// one's journal and releases the dead client's rules, routes and interfaces
+// once the token lifetime has passed.
+func TestReplacedForwarderReleasesWhatADeadClientLeft(t *testing.T) {
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	sc := scenario{tag: "repl", kernelType: "tap", linkType: "tuntap", nodes: 1, tokenLifetime: expiryLifetime, requestTimeout: crashRequestTimeout}
+	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
+	defer cancel()
+	d := startDomain(ctx, t, sc)
+	node := d.Nodes[0]
+	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
+	require.NoError(t, err)
+	client := connectClient(ctx, t, d, sc)
+	requirePolicies(t, client)
+	requireConnected(ctx, t, d, sc, client, nse)
+
+	client.Kill()
+	killedAt := time.Now()
+	require.NoError(t, d.ReplaceForwarder(ctx, node, node.ForwarderName+"-replacement"))
+	var state *topology.State
+	waitUntil(t, killedAt.Add(expiryLifetime+expiryMargin), 250*time.Millisecond, func() bool {
+		state, err = topology.Inspect(client.Pod.Netns)
+		return err == nil && isPristine(state)
+	}, func() string {
+		return fmt.Sprintf("%s after the client and the forwarder were SIGKILLed and the forwarder came back as %s, the client's pod still holds NSM state (%v):\n%s\nforwarder log:\n%s",
+			time.Since(killedAt).Round(time.Second), node.ForwarderName, err, state, node.Forwarder.LogTail(30))
+	})
+	t.Logf("the dead client's pod was clean %s after the kills", time.Since(killedAt).Round(100*time.Millisecond))
+	requireIdle(ctx, t, d, client, nse)
+	requireEndpointUnregisters(ctx, t, d, nse)
 }
 
 // The client is SIGKILLed (no Close) and its pod stays: once its tokens run
@@ -100,36 +158,160 @@ func runKilledClient(t *testing.T, tag string, killNsmgr bool) {
 	requireEndpointUnregisters(ctx, t, d, nse)
 }
 
-func runForwarderRestart(t *testing.T, sc scenario) {
+// restartScenario is a scenario whose forwarders are SIGKILLed and started
+// again under a connection; with vppToo their VPPs die and come back too.
+type restartScenario struct {
+	scenario
+	vppToo bool
+}
+
+// pingInterval paces the ping that runs across a restart: 20 per second.
+const pingInterval = 50 * time.Millisecond
+
+// runForwarderRestart connects a client with a policy route, then restarts
+// every node's forwarder (and VPP) under it while a ping runs from the client
+// to the endpoint. It reports what the ping lost and when the client was
+// granted its connection again. With an external VPP that survives, nothing
+// may be lost and neither pod may see its interface replaced or an address,
+// route or rule written; when VPP restarts too, everything is rebuilt and
+// nothing of the dead run may be left. Either way the pods end up exactly as
+// the connection says, and Close leaves nothing.
+func runForwarderRestart(t *testing.T, rs restartScenario) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
+	sc := rs.scenario
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()
 	d := startDomain(ctx, t, sc)
-	node := d.Nodes[0]
-	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
+	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
 	require.NoError(t, err)
 	client := connectClient(ctx, t, d, sc)
 	requirePolicies(t, client)
 	before := requireConnected(ctx, t, d, sc, client, nse)
-	connectedInterfaces, err := d.SimulatorInterfaces(ctx, node)
+	connected := map[string][]domain.SimInterface{}
+	for _, node := range d.Nodes {
+		connected[node.Name], err = d.SimulatorInterfaces(ctx, node)
+		require.NoError(t, err)
+	}
+	clientLink, nseLink := linkIdentity(t, client.Pod.Netns, clientIfname), linkIdentity(t, nse.Pod.Netns, before.nseIfname)
+	nodeVeths := vethCounts(t, d)
+
+	for _, pod := range []string{client.Pod.Netns, nse.Pod.Netns} {
+		require.NoError(t, topology.WaitAddressesSettled(pod, 10*time.Second))
+	}
+	clientWatch, nseWatch := watchPod(t, client.Pod.Netns), watchPod(t, nse.Pod.Netns)
+	ping, err := topology.StartPing(client.Pod.Netns, clientIfname, addrOf(t, before.ipContext.GetDstIpAddrs()[0]), pingInterval)
 	require.NoError(t, err)
-	require.Greater(t, len(connectedInterfaces), len(node.IdleInterfaces), "the connection added no interface to the simulator")
+	t.Cleanup(func() { _, _ = ping.Stop() })
+	time.Sleep(time.Second) // replies before the crash show the ping works
 
 	restartedAt := time.Now()
-	require.NoError(t, d.RestartForwarder(ctx, node))
-	t.Logf("forwarder ready %s after the SIGKILL", time.Since(restartedAt).Round(100*time.Millisecond))
+	for _, node := range d.Nodes {
+		if rs.vppToo {
+			node.Forwarder.Kill()
+			require.NoError(t, d.RestartSimulator(ctx, node))
+		}
+		require.NoError(t, d.RestartForwarder(ctx, node))
+	}
+	ready := time.Since(restartedAt)
 	requireGrantedAgainAfter(t, client, restartedAt)
-	t.Logf("client granted its connection again %s after the SIGKILL", time.Since(restartedAt).Round(100*time.Millisecond))
+	heal := time.Since(restartedAt)
+	time.Sleep(time.Second) // what the heal changes shows in the ping and the watches
+	result, err := ping.Stop()
+	require.NoError(t, err)
+	clientEvents, err := clientWatch.Stop()
+	require.NoError(t, err)
+	nseEvents, err := nseWatch.Stop()
+	require.NoError(t, err)
+	layout := "external VPP kept"
+	if rs.vppToo {
+		layout = "VPP restarted too"
+	}
+	t.Logf("RESTART %s (%s, %s): forwarders ready %s after the SIGKILL, client granted again after %s; ping every %s: %s; "+
+		"client pod: %d link changes, %d address/route/rule writes; endpoint pod: %d link changes, %d writes",
+		t.Name(), sc.kernelType, layout, ready.Round(100*time.Millisecond), heal.Round(100*time.Millisecond), pingInterval, result,
+		len(netwatch.LinkChanges(clientEvents, "")), len(netwatch.Writes(clientEvents)),
+		len(netwatch.LinkChanges(nseEvents, "")), len(netwatch.Writes(nseEvents)))
 	require.NoError(t, client.ReloadConnections())
 	require.Len(t, client.Connections, 1)
 
 	after := requireConnected(ctx, t, d, sc, client, nse)
 	require.Equal(t, before.clientState.Rules, after.clientState.Rules,
 		"the client's policy rules changed across the forwarder's restart\nbefore:\n%s\nafter:\n%s", before.clientState, after.clientState)
-	requireSimulatorKinds(ctx, t, d, node, connectedInterfaces)
+	for _, node := range d.Nodes {
+		requireSimulatorKinds(ctx, t, d, node, connected[node.Name])
+	}
+	require.Equal(t, nodeVeths, vethCounts(t, d), "veth ends of the dead run left in a node's namespace, or missing")
+	if !rs.vppToo {
+		// Field report 3's invariant: a restart with intact state deletes and writes nothing, so
+		// traffic never stops or falls through to the main table.
+		require.Zero(t, result.Lost(), "the data path dropped packets across a forwarder restart next to a VPP that kept running: %s", result)
+		require.Equal(t, clientLink, linkIdentity(t, client.Pod.Netns, clientIfname), "the client's interface was replaced: %v", clientEvents)
+		require.Equal(t, nseLink, linkIdentity(t, nse.Pod.Netns, after.nseIfname), "the endpoint's interface was replaced: %v", nseEvents)
+		require.Empty(t, netwatch.LinkChanges(clientEvents, ""), "links added or deleted in the client's pod")
+		require.Empty(t, netwatch.LinkChanges(nseEvents, ""), "links added or deleted in the endpoint's pod")
+		require.Empty(t, netwatch.Writes(clientEvents), "addresses, routes or rules written in the client's pod")
+		requireOnlyRefreshWrites(t, nseEvents, before.ipContext)
+	}
 	requireCloseLeavesNothing(ctx, t, d, client, nse)
+}
+
+// requireOnlyRefreshWrites requires the endpoint's pod to have seen no write
+// but those every Request makes there, restart or not: sdk-kernel's routes
+// element (the onward chain's, which issue 11 replaces) replaces the route to
+// each client address, first link-scoped, then via the next hop. The
+// xconnect tests compare them with an ordinary refresh's.
+func requireOnlyRefreshWrites(t *testing.T, events []netwatch.Event, ipContext *networkservice.IPContext) {
+	t.Helper()
+	clientAddrs := map[string]bool{}
+	for _, cidr := range ipContext.GetSrcIpAddrs() {
+		clientAddrs[cidr] = true
+	}
+	for _, e := range netwatch.Writes(events) {
+		if e.What != "route" || e.Deleted || !clientAddrs[e.Prefix] {
+			t.Errorf("the endpoint's pod saw a write no refresh makes: %s (all: %v)", e, netwatch.Writes(events))
+		}
+	}
+}
+
+// linkIdentity is what survives of a pod's interface only when nothing
+// deleted and re-created it: its ifindex and MAC.
+func linkIdentity(t *testing.T, netnsName, name string) string {
+	t.Helper()
+	ns, err := netns.GetFromName(netnsName)
+	require.NoError(t, err)
+	defer func() { _ = ns.Close() }()
+	handle, err := netlink.NewHandleAt(ns)
+	require.NoError(t, err)
+	defer handle.Close()
+	link, err := handle.LinkByName(name)
+	require.NoError(t, err, "no %s in %s", name, netnsName)
+	return fmt.Sprintf("%s ifindex %d mac %s", name, link.Attrs().Index, link.Attrs().HardwareAddr)
+}
+
+// vethCounts counts the veth ends in each node's namespace.
+func vethCounts(t *testing.T, d *domain.Domain) map[string]int {
+	t.Helper()
+	counts := map[string]int{}
+	for _, node := range d.Nodes {
+		state, err := topology.Inspect(node.Netns)
+		require.NoError(t, err)
+		for _, link := range state.Links {
+			if link.Type == "veth" {
+				counts[node.Name]++
+			}
+		}
+	}
+	return counts
+}
+
+func watchPod(t *testing.T, netnsName string) *netwatch.Watch {
+	t.Helper()
+	w, err := netwatch.Start("/var/run/netns/" + netnsName)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = w.Stop() })
+	return w
 }
 
 // requirePolicies requires the endpoint to have given the client's

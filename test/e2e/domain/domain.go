@@ -290,6 +290,28 @@ func (d *Domain) RestartForwarder(ctx context.Context, node *Node) (err error) {
 	return err
 }
 
+// RestartSimulator SIGKILLs node's simulator, as a VPP crash (or a forwarder that takes its own
+// VPP down with it) does: its interfaces and taps go with it. It starts it again, empty, and hands
+// it the uplink as before, then returns.
+func (d *Domain) RestartSimulator(ctx context.Context, node *Node) (err error) {
+	node.Simulator.Kill()
+	if node.Simulator, err = respawn(ctx, node.Simulator, "vppsim serving"); err != nil {
+		return err
+	}
+	return giveUplinkToSimulator(ctx, node)
+}
+
+// ReplaceForwarder SIGKILLs node's forwarder and starts a new one under another name on the same
+// node and state directory, as a DaemonSet does when it replaces a pod (NSM_NAME is the pod's
+// name). It returns once the new forwarder is registered under its name.
+func (d *Domain) ReplaceForwarder(ctx context.Context, node *Node, name string) error {
+	node.Forwarder.Kill()
+	node.ForwarderName = name
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	return d.startForwarder(ctx, node, filepath.Join(d.cfg.WorkDir, node.Name))
+}
+
 // RespawnNsmgr starts node's nsmgr again with the same environment once it
 // has died (see process.Process.Kill), and returns once it serves.
 func (d *Domain) RespawnNsmgr(ctx context.Context, node *Node) (err error) {

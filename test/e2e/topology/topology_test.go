@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -88,4 +89,26 @@ func TestSweepStaleDeletesOnlyDeadRuns(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, names, dead)
 	require.Contains(t, names, alive)
+}
+
+// A ping across the fabric counts what a cut of a known length loses: the outage is measured from
+// the replies' sequence numbers.
+func TestPingMeasuresAnOutage(t *testing.T) {
+	requireRoot(t)
+	topo, err := topology.New(topology.RunPrefix("e2e")+"ping-", 2)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = topo.Close() })
+	ping, err := topology.StartPing(topo.Nodes[0].Netns, "eth0", topo.Nodes[1].IP.Addr().String(), 50*time.Millisecond)
+	require.NoError(t, err)
+	time.Sleep(time.Second)
+	cut := exec.Command("ip", "-n", topo.Nodes[1].Netns, "link", "set", "eth0", "down")
+	require.NoError(t, cut.Run())
+	time.Sleep(time.Second)
+	require.NoError(t, exec.Command("ip", "-n", topo.Nodes[1].Netns, "link", "set", "eth0", "up").Run())
+	time.Sleep(time.Second)
+	result, err := ping.Stop()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, result.Sent, 45, "20 per second for three seconds: %s", result)
+	require.Greater(t, result.Lost(), 10, result.String())
+	require.InDelta(t, time.Second.Seconds(), result.LongestOutage.Seconds(), 0.6, result.String())
 }
