@@ -55,7 +55,7 @@ type Config struct {
 	DeviceSelectorFile     string        `default:"" desc:"YAML file mapping vlan via labels to host devices" split_words:"true"`
 	MechanismPriority      []string      `default:"" desc:"Mechanisms to prefer toward the next hop, in order (KERNEL, VXLAN, WIREGUARD, IPSEC, MEMIF, VLAN)" split_words:"true"`
 	KernelInterfaceType    kernelif.Kind `default:"auto" desc:"Kernel interface: auto (tap when /dev/vhost-net exists, else veth), tap or veth" split_words:"true"`
-	StateDir               string        `default:"/var/lib/networkservicemesh/forwarder-vpp" desc:"Directory of the forwarder's crash-safe state; each forwarder keeps its connection journal in the subdirectory named NSM_NAME" split_words:"true"`
+	StateDir               string        `default:"/var/lib/networkservicemesh/forwarder-vpp" desc:"Directory of the forwarder's crash-safe state: each forwarder keeps its connection journal in the subdirectory named NSM_NAME, locked while it runs, and takes over the journals of replaced pods (same NSM_NSNAME and VPP socket) whose lock is free" split_words:"true"`
 
 	// InitParams is NSM_VPP_INIT_PARAMS loaded (or the defaults when unset).
 	InitParams vppinit.Params `ignored:"true"`

@@ -20,6 +20,10 @@ type Identity struct {
 	Boot   string `json:"boot"`
 }
 
+// Proven is false for an identity recorded on a kernel without SO_NETNS_COOKIE (before Linux
+// 5.14): its inode alone cannot tell the namespace from a later one, so nothing may act on it.
+func (id Identity) Proven() bool { return id.Cookie != 0 }
+
 // InodeURL is the namespace as NSM clients name it: inode://<dev>/<ino>.
 func (id Identity) InodeURL() string {
 	return (&url.URL{Scheme: "inode", Host: fmt.Sprint(id.Dev), Path: fmt.Sprintf("/%d", id.Ino)}).String()
@@ -89,6 +93,9 @@ var namespaceDirs = []string{"/var/run/netns", "/run/netns"}
 // caller owns the returned file; acting through it (file:///proc/self/fd/<n>) acts on exactly the
 // namespace that was checked, whatever happens to the path it was found by.
 func Open(id Identity) (f *os.File, found bool, err error) {
+	if !id.Proven() {
+		return nil, false, errors.Errorf("netnsid: %s has no cookie (the kernel lacks SO_NETNS_COOKIE): it cannot be told from a namespace that reused its inode", id.InodeURL())
+	}
 	boot, err := bootID()
 	if err != nil {
 		return nil, false, err

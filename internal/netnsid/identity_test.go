@@ -92,3 +92,17 @@ func TestNotANetworkNamespaceIsRefused(t *testing.T) {
 	_, err = netnsid.OfURL("inode://4/4026532000")
 	require.Error(t, err)
 }
+
+// On a kernel without SO_NETNS_COOKIE an identity is only an inode: it is never acted on.
+func TestIdentityWithoutCookieIsNeverOpened(t *testing.T) {
+	requireRoot(t)
+	ns := vppsimtest.NewNetns(t, "nid")
+	id, err := netnsid.Of(ns.Path())
+	require.NoError(t, err)
+	require.True(t, id.Proven())
+	id.Cookie = 0
+	require.False(t, id.Proven())
+	_, found, err := netnsid.Open(id)
+	require.Error(t, err)
+	require.False(t, found)
+}

@@ -165,6 +165,10 @@ func (r *Releaser) closeRecorded(ctx context.Context, rec *journal.Record, conn 
 		log.FromContext(ctx).Warnf("restore: connection %s names namespace %s without its identity: its kernel state is not touched", rec.ID, recorded)
 		return nil
 	}
+	if !identity.Proven() {
+		log.FromContext(ctx).Warnf("restore: connection %s names namespace %s, which this kernel cannot identify beyond its inode (no SO_NETNS_COOKIE): its kernel state is not touched", rec.ID, recorded)
+		return nil
+	}
 	ns, found, err := netnsid.Open(identity)
 	if err != nil {
 		return err
