@@ -31,19 +31,18 @@ type adopter struct {
 func (a *adopter) side(ctx context.Context, rec *journal.Record, conn *networkservice.Connection, outgoing bool) {
 	logger := log.FromContext(ctx)
 	name := sideName(outgoing)
-	view, err := readVPP(ctx, a.releaser.vppConn)
-	if err != nil {
-		logger.Warnf("restore: connection %s is back, but VPP cannot be read to adopt its %s side: %v", rec.ID, name, err)
-		return
-	}
-	why := a.adopt(ctx, rec, conn, outgoing, view)
+	why := a.adopt(ctx, rec, conn, outgoing)
 	if why == "" {
 		logger.Infof("restore: connection %s is back, its %s side is adopted as the previous run left it", rec.ID, name)
 		return
 	}
 	logger.Infof("restore: connection %s is back, its %s side is rebuilt: %s", rec.ID, name, why)
-	if err := a.releaser.releaseSide(ctx, rec, view, outgoing); err != nil {
-		logger.Warnf("restore: %v", err)
+	view, err := readVPP(ctx, a.releaser.vppConn)
+	if err == nil {
+		err = a.releaser.releaseSide(ctx, rec, view, outgoing)
+	}
+	if err != nil {
+		logger.Warnf("restore: releasing the %s side of connection %s before it is rebuilt: %v", name, rec.ID, err)
 	}
 }
 
@@ -57,7 +56,7 @@ func sideName(outgoing bool) string {
 // adopt checks every recorded fact of one side against what VPP, the kernel and the connection
 // say now, and only when all hold puts the side's interfaces into sdk-vpp's metadata, as if this
 // run had created them. It returns why it did not.
-func (a *adopter) adopt(ctx context.Context, rec *journal.Record, conn *networkservice.Connection, outgoing bool, view *vppView) string {
+func (a *adopter) adopt(ctx context.Context, rec *journal.Record, conn *networkservice.Connection, outgoing bool) string {
 	if rec.Committed == nil {
 		return "the previous run never completed it"
 	}
@@ -74,7 +73,10 @@ func (a *adopter) adopt(ctx context.Context, rec *journal.Record, conn *networks
 	case outgoing && conn.GetId() != recorded.Tag:
 		return "the next hop answered for another connection"
 	}
-	iface := view.byIndex[interface_types.InterfaceIndex(recorded.SwIfIndex)]
+	iface, err := readInterface(ctx, a.releaser.vppConn, interface_types.InterfaceIndex(recorded.SwIfIndex), a.kindFor(conn.GetMechanism()))
+	if err != nil {
+		return "VPP cannot be read: " + err.Error()
+	}
 	if iface == nil || iface.tag != recorded.Tag {
 		return "VPP no longer holds the recorded interface"
 	}
@@ -85,6 +87,18 @@ func (a *adopter) adopt(ctx context.Context, rec *journal.Record, conn *networks
 		return adoptVxlan(ctx, vxlanmech.ToMechanism(conn.GetMechanism()), outgoing, iface)
 	default:
 		return "its mechanism is never adopted"
+	}
+}
+
+// kindFor is the kind of VPP interface this forwarder makes for a mechanism.
+func (a *adopter) kindFor(mechanism *networkservice.Mechanism) string {
+	switch {
+	case mechanism.GetType() == vxlanmech.MECHANISM:
+		return kindVxlan
+	case a.taps:
+		return kindTap
+	default:
+		return kindAfPacket
 	}
 }
 

@@ -56,13 +56,42 @@ type vppView struct {
 	ordered []*vppInterface
 }
 
+// anyIndex asks a dump for every interface.
+const anyIndex = ^interface_types.InterfaceIndex(0)
+
+// collector reads what one kind's dump says of the view's interfaces (of index only, unless anyIndex).
+type collector func(ctx context.Context, vppConn api.Connection, view *vppView, index interface_types.InterfaceIndex) error
+
+var collectors = map[string]collector{
+	kindTap: collectTaps, kindAfPacket: collectAfPackets, kindVxlan: collectVxlanTunnels,
+	kindMemif: collectMemifs, kindWireguard: collectWireguards, kindIpip: collectIpipTunnels,
+}
+
+// readVPP reads every interface VPP holds.
 func readVPP(ctx context.Context, vppConn api.Connection) (*vppView, error) {
-	stream, err := interfaces.NewServiceClient(vppConn).SwInterfaceDump(ctx, &interfaces.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
+	return readView(ctx, vppConn, anyIndex, kindTap, kindAfPacket, kindVxlan, kindMemif, kindWireguard, kindIpip)
+}
+
+// readInterface reads one interface, learning only whether it is of kind: what an adoption checks,
+// at the cost of two small dumps rather than all of VPP. nil when VPP holds no such interface.
+func readInterface(ctx context.Context, vppConn api.Connection, index interface_types.InterfaceIndex, kind string) (*vppInterface, error) {
+	view, err := readView(ctx, vppConn, index, kind)
+	if err != nil {
+		return nil, err
+	}
+	return view.byIndex[index], nil
+}
+
+func readView(ctx context.Context, vppConn api.Connection, index interface_types.InterfaceIndex, kinds ...string) (*vppView, error) {
+	stream, err := interfaces.NewServiceClient(vppConn).SwInterfaceDump(ctx, &interfaces.SwInterfaceDump{SwIfIndex: index})
 	if err != nil {
 		return nil, errors.Wrap(err, "dumping VPP interfaces")
 	}
 	view := &vppView{byIndex: map[interface_types.InterfaceIndex]*vppInterface{}}
 	err = drain(stream.Recv, "VPP interfaces", func(d *interfaces.SwInterfaceDetails) {
+		if index != anyIndex && d.SwIfIndex != index {
+			return
+		}
 		i := &vppInterface{index: d.SwIfIndex, name: d.InterfaceName, tag: d.Tag}
 		if d.SupSwIfIndex != uint32(d.SwIfIndex) {
 			i.kind, i.remove = kindSubinterface, deleteSubinterface(vppConn, d.SwIfIndex)
@@ -70,13 +99,11 @@ func readVPP(ctx context.Context, vppConn api.Connection) (*vppView, error) {
 		view.byIndex[d.SwIfIndex] = i
 		view.ordered = append(view.ordered, i)
 	})
-	if err != nil {
-		return nil, err
+	if err != nil || len(view.ordered) == 0 {
+		return view, err
 	}
-	for _, collect := range []func(context.Context, api.Connection, *vppView) error{
-		collectTaps, collectAfPackets, collectVxlanTunnels, collectMemifs, collectWireguards, collectIpipTunnels,
-	} {
-		if err := collect(ctx, vppConn, view); err != nil {
+	for _, kind := range kinds {
+		if err := collectors[kind](ctx, vppConn, view, index); err != nil {
 			// A VPP without one plugin answers its dump with an error: the other kinds still count.
 			log.FromContext(ctx).Debugf("restore: %v", err)
 		}
@@ -105,8 +132,8 @@ func (v *vppView) kindOf(index interface_types.InterfaceIndex, kind string, remo
 	return i
 }
 
-func collectTaps(ctx context.Context, vppConn api.Connection, view *vppView) error {
-	stream, err := tapv2.NewServiceClient(vppConn).SwInterfaceTapV2Dump(ctx, &tapv2.SwInterfaceTapV2Dump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
+func collectTaps(ctx context.Context, vppConn api.Connection, view *vppView, index interface_types.InterfaceIndex) error {
+	stream, err := tapv2.NewServiceClient(vppConn).SwInterfaceTapV2Dump(ctx, &tapv2.SwInterfaceTapV2Dump{SwIfIndex: index})
 	if err != nil {
 		return errors.Wrap(err, "dumping taps")
 	}
@@ -119,7 +146,7 @@ func collectTaps(ctx context.Context, vppConn api.Connection, view *vppView) err
 	})
 }
 
-func collectAfPackets(ctx context.Context, vppConn api.Connection, view *vppView) error {
+func collectAfPackets(ctx context.Context, vppConn api.Connection, view *vppView, index interface_types.InterfaceIndex) error {
 	stream, err := af_packet.NewServiceClient(vppConn).AfPacketDump(ctx, &af_packet.AfPacketDump{})
 	if err != nil {
 		return errors.Wrap(err, "dumping af_packet interfaces")
@@ -133,8 +160,8 @@ func collectAfPackets(ctx context.Context, vppConn api.Connection, view *vppView
 	})
 }
 
-func collectVxlanTunnels(ctx context.Context, vppConn api.Connection, view *vppView) error {
-	stream, err := vxlan.NewServiceClient(vppConn).VxlanTunnelV2Dump(ctx, &vxlan.VxlanTunnelV2Dump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
+func collectVxlanTunnels(ctx context.Context, vppConn api.Connection, view *vppView, index interface_types.InterfaceIndex) error {
+	stream, err := vxlan.NewServiceClient(vppConn).VxlanTunnelV2Dump(ctx, &vxlan.VxlanTunnelV2Dump{SwIfIndex: index})
 	if err != nil {
 		return errors.Wrap(err, "dumping vxlan tunnels")
 	}
@@ -160,7 +187,7 @@ func collectVxlanTunnels(ctx context.Context, vppConn api.Connection, view *vppV
 	})
 }
 
-func collectMemifs(ctx context.Context, vppConn api.Connection, view *vppView) error {
+func collectMemifs(ctx context.Context, vppConn api.Connection, view *vppView, index interface_types.InterfaceIndex) error {
 	stream, err := memif.NewServiceClient(vppConn).MemifDump(ctx, &memif.MemifDump{})
 	if err != nil {
 		return errors.Wrap(err, "dumping memif interfaces")
@@ -174,8 +201,8 @@ func collectMemifs(ctx context.Context, vppConn api.Connection, view *vppView) e
 	})
 }
 
-func collectWireguards(ctx context.Context, vppConn api.Connection, view *vppView) error {
-	stream, err := wireguard.NewServiceClient(vppConn).WireguardInterfaceDump(ctx, &wireguard.WireguardInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
+func collectWireguards(ctx context.Context, vppConn api.Connection, view *vppView, index interface_types.InterfaceIndex) error {
+	stream, err := wireguard.NewServiceClient(vppConn).WireguardInterfaceDump(ctx, &wireguard.WireguardInterfaceDump{SwIfIndex: index})
 	if err != nil {
 		return errors.Wrap(err, "dumping wireguard interfaces")
 	}
@@ -188,8 +215,8 @@ func collectWireguards(ctx context.Context, vppConn api.Connection, view *vppVie
 	})
 }
 
-func collectIpipTunnels(ctx context.Context, vppConn api.Connection, view *vppView) error {
-	stream, err := ipip.NewServiceClient(vppConn).IpipTunnelDump(ctx, &ipip.IpipTunnelDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
+func collectIpipTunnels(ctx context.Context, vppConn api.Connection, view *vppView, index interface_types.InterfaceIndex) error {
+	stream, err := ipip.NewServiceClient(vppConn).IpipTunnelDump(ctx, &ipip.IpipTunnelDump{SwIfIndex: index})
 	if err != nil {
 		return errors.Wrap(err, "dumping ipip tunnels")
 	}
