@@ -29,6 +29,8 @@ type Leftovers struct {
 
 	mu   sync.Mutex
 	byID map[string]*leftover
+	// lifetime bounds the retries of releases that fail (see ExpireAfter).
+	lifetime context.Context
 }
 
 // Owners lists the journal IDs of the connections still waiting, sorted.
@@ -102,7 +104,14 @@ func (l *Leftovers) settle(ctx context.Context, lo *leftover, newID string) {
 // is retried with backoff (see journal.Retire) and its first error returned.
 func (l *Leftovers) release(ctx context.Context, lo *leftover) error {
 	l.take(lo)
-	return l.journal.Retire(ctx, lo.rec.ID, l.releaser.Release)
+	l.mu.Lock()
+	retries := l.lifetime
+	l.mu.Unlock()
+	if retries == nil {
+		retries = context.WithoutCancel(ctx)
+	}
+	// A Close's context ends with the call; the retries must not.
+	return l.journal.Retire(log.WithLog(retries, log.FromContext(ctx)), lo.rec.ID, l.releaser.Release)
 }
 
 // ReleaseOwned releases the leftovers any of ids names.
@@ -123,8 +132,11 @@ func (l *Leftovers) ReleaseAll(ctx context.Context) error {
 }
 
 // ExpireAfter releases whatever is still unclaimed once grace has passed, unless ctx ends first.
-// The release outlives grace while it fails: it is retried until ctx ends.
+// A release that fails (then, or on a Close) is retried until it succeeds or ctx ends.
 func (l *Leftovers) ExpireAfter(ctx context.Context, grace time.Duration) {
+	l.mu.Lock()
+	l.lifetime = ctx
+	l.mu.Unlock()
 	if len(l.Owners()) == 0 {
 		return
 	}
