@@ -1,12 +1,22 @@
-// Package journal keeps a crash-safe record of the forwarder's live kernel connections, so that a
-// restarted forwarder can still remove what they installed in client namespaces.
+// Package journal is the forwarder's write-ahead record of its connections: what a restarted
+// forwarder needs to adopt what the previous run built, or to release it, and nothing else.
 //
-// The kernel keeps a connection's policy rules and routes after the forwarder dies, but cannot say
-// which connection an empty policy table belonged to. The journal holds, per connection, one small
-// file with only what a later cleanup needs: the connection and path segment IDs, the kernel
-// mechanism (netns URL, interface name) and the IP context; tokens are stripped. Files are written
-// to a temporary name, synced and renamed, so a crash leaves either the old or the new record.
+// VPP and the kernel keep what a forwarder built after it dies, but cannot say which connection an
+// empty policy table belonged to, and sdk-vpp's VPP tags (the bare connection ID) do not say which
+// agent made an interface. The journal holds one small file per connection (keyed by the ID of the
+// forwarder's own path segment): the connection on both sides stripped to IDs, mechanism and IP
+// context (no tokens), the VPP and kernel interfaces of each side, and the identity of every
+// namespace it names (package netnsid). Files are written to a temporary name, synced and renamed,
+// so a crash leaves either the old or the new record.
 //
-// A refresh that changes nothing but tokens rewrites nothing: the journal compares the stripped
-// connection with what it holds for that ID, which costs the same however many connections live.
+// It is written ahead of the data plane: NewServer records the intent before the chain programs
+// anything, NewClient completes it once the next hop answered (the IP context and the outgoing
+// side), NewServer commits what was built after success. A refresh that changes nothing rewrites
+// nothing, at the same cost however many connections live. A Close that fails keeps the record and
+// releases what it names with backoff (Retire). A record that cannot be read is moved to the
+// unreadable subdirectory, never deleted.
+//
+// Each journal directory is locked while its forwarder runs; AdoptSiblings takes over the records
+// of the directories whose forwarder is gone, so that a replaced pod (a new NSM_NAME) finds what
+// its predecessor left.
 package journal
