@@ -93,11 +93,11 @@ func (s *resilientStream) reopen(m any) error {
 	streamCtx, cancelStream := context.WithCancel(s.ctx)
 	a := &attempt{cancel: cancelStream}
 	timer := time.AfterFunc(s.options.reopenTimeout, func() { a.abort(errReopenTimedOut) })
-	lookupCtx, stopLookup := context.WithCancel(streamCtx)
-	go s.lookUpEndpoint(lookupCtx, a)
+	// The lookup is left to finish within the same bound even when the re-open is done first: its
+	// answer no longer counts then, but cutting its registry call short only fills the log.
+	go s.lookUpEndpoint(a, s.endpointName)
 
 	stream, err := s.receiveInitialState(streamCtx, m)
-	stopLookup()
 	timer.Stop()
 	if aborted := a.finish(); aborted != nil {
 		err = aborted
@@ -130,13 +130,15 @@ func (s *resilientStream) receiveInitialState(streamCtx context.Context, m any) 
 	return stream, checkInitialState(m)
 }
 
-func (s *resilientStream) lookUpEndpoint(ctx context.Context, a *attempt) {
-	if s.options.endpointLookup == nil || s.endpointName == "" {
+func (s *resilientStream) lookUpEndpoint(a *attempt, endpointName string) {
+	if s.options.endpointLookup == nil || endpointName == "" {
 		return
 	}
-	registered, err := s.options.endpointLookup(ctx, s.endpointName)
+	ctx, cancel := context.WithTimeout(s.ctx, s.options.reopenTimeout)
+	defer cancel()
+	registered, err := s.options.endpointLookup(ctx, endpointName)
 	if err == nil && !registered {
-		a.abort(errors.Wrapf(errUnregistered, "endpoint %s", s.endpointName))
+		a.abort(errors.Wrapf(errUnregistered, "endpoint %s", endpointName))
 	}
 }
 
