@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -57,6 +58,16 @@ func WithPolicyRoutes(prefixes ...string) EndpointOption {
 	}
 }
 
+// WithReaddressPrefix gives the endpoint a second address range: once told to
+// (Endpoint.Readdress), it hands out addresses from cidr only, and every
+// connection gets new ones on its next Request (e2e-nse's
+// NSM_READDRESS_CIDR_PREFIX).
+func WithReaddressPrefix(cidr string) EndpointOption {
+	return func(env []string) []string {
+		return append(env, "NSM_READDRESS_CIDR_PREFIX="+cidr)
+	}
+}
+
 // StartEndpoint starts an endpoint for service in a new pod on node, handing
 // out addresses from cidr, and waits until it is registered.
 func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, cidr string, opts ...EndpointOption) (*Endpoint, error) {
@@ -94,6 +105,36 @@ func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, c
 	}
 	return e, nil
 }
+
+// endpointRegistered is what e2e-nse logs once registered.
+const endpointRegistered = "registered for"
+
+// Restart SIGKILLs the endpoint, as an OOM kill does (no unregistration, its
+// pod and the interfaces the forwarder put there stay), starts it again with
+// the same environment, and returns once the new run is registered. The new
+// run's IPAM remembers nothing of the old one.
+func (e *Endpoint) Restart(ctx context.Context) (err error) {
+	e.Proc.Kill()
+	e.Proc, err = respawn(ctx, e.Proc, endpointRegistered)
+	return err
+}
+
+// Readdress makes the endpoint hand out addresses from its readdress prefix
+// (WithReaddressPrefix) from now on, and returns once it says so: each
+// connection gets new addresses on its next refresh.
+func (e *Endpoint) Readdress(ctx context.Context) error {
+	logStart, err := fileSize(e.Proc.LogPath())
+	if err != nil {
+		return err
+	}
+	if err = e.Proc.Signal(syscall.SIGHUP); err != nil {
+		return err
+	}
+	return waitForLogLine(ctx, e.Proc, logStart, readdressing)
+}
+
+// readdressing is what e2e-nse logs once it moved to its readdress prefix.
+const readdressing = "hands out addresses from"
 
 // Close stops the endpoint (which unregisters itself) and deletes its pod.
 func (e *Endpoint) Close() error {

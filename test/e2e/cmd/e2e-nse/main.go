@@ -3,7 +3,9 @@
 // mechanism in its own network namespace (run it inside the pod's netns),
 // gives each client a policy route per NSM_POLICY_ROUTES prefix and
 // registers itself through the local nsmgr. On SIGTERM it unregisters before
-// exiting, so a scenario can prove the registry is left empty.
+// exiting, so a scenario can prove the registry is left empty. With
+// NSM_READDRESS_CIDR_PREFIX, SIGHUP moves every client to addresses from that
+// prefix on its next refresh.
 package main
 
 import (
@@ -13,6 +15,8 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -38,17 +42,18 @@ import (
 )
 
 type config struct {
-	Name             string        `default:"icmp-server"`
-	ConnectTo        url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
-	ListenOn         url.URL       `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on"`
-	MaxTokenLifetime time.Duration `default:"10m" split_words:"true"`
-	ServiceNames     []string      `default:"icmp-responder" split_words:"true"`
-	Payload          string        `default:"ETHERNET"`
-	CidrPrefix       []string      `default:"169.254.0.0/16" split_words:"true"`
-	PolicyRoutes     []string      `split_words:"true" desc:"prefixes each client reaches through a policy route from its own address"`
-	DialTimeout      time.Duration `default:"5s" split_words:"true"`
-	SVIDTimeout      time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
-	LogLevel         string        `default:"INFO" split_words:"true"`
+	Name                string        `default:"icmp-server"`
+	ConnectTo           url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
+	ListenOn            url.URL       `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on"`
+	MaxTokenLifetime    time.Duration `default:"10m" split_words:"true"`
+	ServiceNames        []string      `default:"icmp-responder" split_words:"true"`
+	Payload             string        `default:"ETHERNET"`
+	CidrPrefix          []string      `default:"169.254.0.0/16" split_words:"true"`
+	PolicyRoutes        []string      `split_words:"true" desc:"prefixes each client reaches through a policy route from its own address"`
+	ReaddressCidrPrefix []string      `split_words:"true" desc:"where SIGHUP moves every client's addresses"`
+	DialTimeout         time.Duration `default:"5s" split_words:"true"`
+	SVIDTimeout         time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
+	LogLevel            string        `default:"INFO" split_words:"true"`
 }
 
 func main() {
@@ -63,13 +68,21 @@ func run() error {
 	if err := envconfig.Process("nsm", &cfg); err != nil {
 		return err
 	}
+	if len(cfg.CidrPrefix) == 0 {
+		return fmt.Errorf("NSM_CIDR_PREFIX is empty")
+	}
 	if cfg.ListenOn.Scheme != "unix" {
 		return fmt.Errorf("NSM_LISTEN_ON must be a unix:// URL, got %q", cfg.ListenOn.String())
 	}
-	prefixes, err := parsePrefixes(cfg.CidrPrefix)
+	prefixes, err := parsePrefixes("NSM_CIDR_PREFIX", cfg.CidrPrefix)
 	if err != nil {
 		return err
 	}
+	readdressPrefixes, err := parsePrefixes("NSM_READDRESS_CIDR_PREFIX", cfg.ReaddressCidrPrefix)
+	if err != nil {
+		return err
+	}
+	readdress := &readdressing{old: cfg.CidrPrefix}
 	policies := &policyRoutes{}
 	for _, route := range cfg.PolicyRoutes {
 		prefix, parseErr := netip.ParsePrefix(route)
@@ -89,12 +102,16 @@ func run() error {
 	}
 	defer func() { _ = source.Close() }()
 	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
+	if len(readdressPrefixes) > 0 {
+		go moveOnSighup(ctx, readdress, readdressPrefixes)
+	}
 
 	responder := endpoint.NewServer(ctx, generate,
 		endpoint.WithName(cfg.Name),
 		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
 		endpoint.WithAdditionalFunctionality(
-			point2pointipam.NewServer(prefixes...),
+			readdress,
+			point2pointipam.NewServer(append(prefixes, readdressPrefixes...)...),
 			policies,
 			recvfd.NewServer(),
 			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
@@ -173,17 +190,27 @@ func register(ctx context.Context, cfg *config, dialOptions []grpc.DialOption) (
 	return registered, unregister, nil
 }
 
-func parsePrefixes(cidrs []string) ([]*net.IPNet, error) {
+func parsePrefixes(variable string, cidrs []string) ([]*net.IPNet, error) {
 	var prefixes []*net.IPNet
 	for _, cidr := range cidrs {
 		_, prefix, err := net.ParseCIDR(cidr)
 		if err != nil {
-			return nil, fmt.Errorf("NSM_CIDR_PREFIX entry %q: %w", cidr, err)
+			return nil, fmt.Errorf("%s entry %q: %w", variable, cidr, err)
 		}
 		prefixes = append(prefixes, prefix)
 	}
-	if len(prefixes) == 0 {
-		return nil, fmt.Errorf("NSM_CIDR_PREFIX is empty")
-	}
 	return prefixes, nil
+}
+
+// moveOnSighup moves the endpoint to readdressPrefixes on the first SIGHUP.
+func moveOnSighup(ctx context.Context, r *readdressing, readdressPrefixes []*net.IPNet) {
+	hangup := make(chan os.Signal, 1)
+	signal.Notify(hangup, syscall.SIGHUP)
+	defer signal.Stop(hangup)
+	select {
+	case <-ctx.Done():
+	case <-hangup:
+		r.moved.Store(true)
+		log.FromContext(ctx).Infof("SIGHUP: the endpoint hands out addresses from %v from now on; each connection moves on its next Request", readdressPrefixes)
+	}
 }
