@@ -119,13 +119,12 @@ func runForwarderRestart(t *testing.T, sc scenario) {
 
 	restartedAt := time.Now()
 	require.NoError(t, d.RestartForwarder(ctx, node))
-	t.Logf("forwarder ready %s after the SIGKILL", time.Since(restartedAt).Round(100*time.Millisecond))
-	requireGrantedAgainAfter(t, client, restartedAt)
-	t.Logf("client granted its connection again %s after the SIGKILL", time.Since(restartedAt).Round(100*time.Millisecond))
-	require.NoError(t, client.ReloadConnections())
-	require.Len(t, client.Connections, 1)
+	readyAfter := time.Since(restartedAt)
+	healed := requireHealed(t, restartedAt, client)
 
 	after := requireConnected(ctx, t, d, sc, client, nse)
+	logHealFigure(t, "forwarder SIGKILL and restart ("+sc.kernelType+")", healed,
+		fmt.Sprintf("the new forwarder was ready %s after the kill", readyAfter.Round(100*time.Millisecond)))
 	require.Equal(t, before.clientState.Rules, after.clientState.Rules,
 		"the client's policy rules changed across the forwarder's restart\nbefore:\n%s\nafter:\n%s", before.clientState, after.clientState)
 	requireSimulatorKinds(ctx, t, d, node, connectedInterfaces)
