@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -23,10 +24,15 @@ import (
 // exactly what the new IP contexts say.
 
 const (
-	// readdressCIDR is where the re-addressing endpoint moves its clients.
-	readdressCIDR = "172.16.101.0/24"
-	// refreshLifetime is the token lifetime of the re-addressing scenario:
-	// clients refresh about every third of it.
+	// readdressCIDR is where the re-addressing endpoint moves its clients;
+	// it reaches routeThroughClient through each client, and
+	// rerouteThroughClient once rerouted (TEST-NET-3: nothing is sent there).
+	readdressCIDR        = "172.16.101.0/24"
+	routeThroughClient   = "203.0.113.0/25"
+	rerouteThroughClient = "203.0.113.128/25"
+	// refreshLifetime is the token lifetime of the scenario whose endpoint
+	// changes its clients' IP contexts: clients refresh about every third of
+	// it.
 	refreshLifetime = 30 * time.Second
 )
 
@@ -91,45 +97,79 @@ func TestHealAfterNsmgrRestart(t *testing.T) {
 	requireCloseLeavesNothing(ctx, t, d, client, nse)
 }
 
-// The endpoint moves its client to new addresses on a refresh, without any
-// restart (same interfaces): both pods must then hold exactly what the new IP
-// context says, nothing of the old addresses, their routes or their policy
-// rule.
-func TestEndpointReaddressesItsClientOnRefresh(t *testing.T) {
+// The endpoint changes what its client's connection says on a refresh,
+// without any restart (same interfaces), in two steps: first the route it has
+// through the client moves to another prefix (addresses unchanged), then the
+// client and the endpoint get new addresses. After each step both pods must
+// hold exactly what the new IP context says: nothing of the old route, the
+// old addresses, their routes or the old address's policy rule.
+func TestEndpointChangesItsClientsContextOnRefresh(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
 	t.Skip("issue 11: a refresh that changes the client's address leaves the old address's policy rule in the client pod, " +
-		"and the endpoint's side keeps routes a refresh removed (items 1 and 2, not in main yet)")
-	sc := scenario{tag: "hreaddr", kernelType: "tap", linkType: "tuntap", nodes: 1, tokenLifetime: refreshLifetime, requestTimeout: crashRequestTimeout}
+		"and a refresh that removes a route leaves it in the endpoint pod (items 1 and 2, not in main yet)")
+	sc := scenario{tag: "hctx", kernelType: "tap", linkType: "tuntap", nodes: 1, tokenLifetime: refreshLifetime, requestTimeout: crashRequestTimeout}
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()
 	d := startDomain(ctx, t, sc)
-	nse, err := d.StartEndpoint(ctx, d.Nodes[0], "nse", service, endpointCIDR,
-		domain.WithPolicyRoutes(policyPrefix), domain.WithReaddressPrefix(readdressCIDR))
+	nse, err := d.StartEndpoint(ctx, d.Nodes[0], "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix),
+		domain.WithRoutesThroughClients(routeThroughClient, rerouteThroughClient), domain.WithReaddressPrefix(readdressCIDR))
 	require.NoError(t, err)
 	client := connectClient(ctx, t, d, sc)
 	requirePolicies(t, client)
 	before := requireConnected(ctx, t, d, sc, client, nse)
+	require.Equal(t, []string{routeThroughClient}, routesThroughClient(before.ipContext))
 	requireAddressesIn(t, before.ipContext, endpointCIDR)
 
+	require.NoError(t, nse.Reroute(ctx))
+	rerouted := requireRefreshedTo(t, client, "the route through the client moved to "+rerouteThroughClient, func(ipc *networkservice.IPContext) bool {
+		return slices.Equal(routesThroughClient(ipc), []string{rerouteThroughClient})
+	})
+	requireConnected(ctx, t, d, sc, client, nse)
+	require.Equal(t, before.ipContext.GetSrcIpAddrs(), rerouted.GetSrcIpAddrs(), "rerouting changed the client's addresses")
+
 	require.NoError(t, nse.Readdress(ctx))
-	movedAt := time.Now()
+	requireRefreshedTo(t, client, "addresses in "+readdressCIDR, func(ipc *networkservice.IPContext) bool {
+		return addressesIn(ipc, readdressCIDR)
+	})
+	requirePolicies(t, client)
+	requireConnected(ctx, t, d, sc, client, nse)
+	requireCloseLeavesNothing(ctx, t, d, client, nse)
+}
+
+// requireRefreshedTo waits, for up to the token lifetime, until a refresh
+// brought the client a connection whose IP context satisfies want, and
+// returns that context.
+func requireRefreshedTo(t *testing.T, client *domain.Client, what string, want func(*networkservice.IPContext) bool) *networkservice.IPContext {
+	t.Helper()
+	since := time.Now()
 	var ipContext *networkservice.IPContext
-	waitUntil(t, movedAt.Add(refreshLifetime), 250*time.Millisecond, func() bool {
+	waitUntil(t, since.Add(refreshLifetime), 250*time.Millisecond, func() bool {
 		if client.ReloadConnections() != nil || len(client.Connections) != 1 {
 			return false
 		}
 		ipContext = client.Connections[0].GetContext().GetIpContext()
-		return addressesIn(ipContext, readdressCIDR)
+		return want(ipContext)
 	}, func() string {
-		return fmt.Sprintf("the client was not re-addressed into %s within %s of the endpoint's move; its IP context: %v\n%s",
-			readdressCIDR, refreshLifetime, ipContext, client.Proc.LogTail(20))
+		return fmt.Sprintf("no refresh brought %s within %s; the client's IP context: %v\n%s", what, refreshLifetime, ipContext, client.Proc.LogTail(20))
 	})
-	t.Logf("the client's refresh brought its new addresses %s after the endpoint moved", time.Since(movedAt).Round(100*time.Millisecond))
-	requirePolicies(t, client)
-	requireConnected(ctx, t, d, sc, client, nse)
-	requireCloseLeavesNothing(ctx, t, d, client, nse)
+	t.Logf("a refresh brought %s %s after the endpoint's change", what, time.Since(since).Round(100*time.Millisecond))
+	return ipContext
+}
+
+// routesThroughClient lists the endpoint's routes through the client other
+// than the on-link routes to the client's own addresses.
+func routesThroughClient(ipContext *networkservice.IPContext) []string {
+	var through []string
+	for _, r := range ipContext.GetDstRoutes() {
+		if !slices.ContainsFunc(ipContext.GetSrcIpAddrs(), func(addr string) bool {
+			return netip.MustParsePrefix(addr) == netip.MustParsePrefix(r.GetPrefix())
+		}) {
+			through = append(through, r.GetPrefix())
+		}
+	}
+	return through
 }
 
 // logHealFigure prints one heal figure in the form README and docs/e2e.md

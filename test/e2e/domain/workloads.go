@@ -60,11 +60,21 @@ func WithPolicyRoutes(prefixes ...string) EndpointOption {
 
 // WithReaddressPrefix gives the endpoint a second address range: once told to
 // (Endpoint.Readdress), it hands out addresses from cidr only, and every
-// connection gets new ones on its next Request (e2e-nse's
+// connection gets new ones on its next refresh (e2e-nse's
 // NSM_READDRESS_CIDR_PREFIX).
 func WithReaddressPrefix(cidr string) EndpointOption {
 	return func(env []string) []string {
 		return append(env, "NSM_READDRESS_CIDR_PREFIX="+cidr)
+	}
+}
+
+// WithRoutesThroughClients makes the endpoint reach before through each
+// client, and after instead once told to (Endpoint.Reroute), from each
+// connection's next refresh on (e2e-nse's NSM_DST_ROUTES and
+// NSM_REROUTE_DST_ROUTES).
+func WithRoutesThroughClients(before, after string) EndpointOption {
+	return func(env []string) []string {
+		return append(env, "NSM_DST_ROUTES="+before, "NSM_REROUTE_DST_ROUTES="+after)
 	}
 }
 
@@ -120,21 +130,28 @@ func (e *Endpoint) Restart(ctx context.Context) (err error) {
 }
 
 // Readdress makes the endpoint hand out addresses from its readdress prefix
-// (WithReaddressPrefix) from now on, and returns once it says so: each
-// connection gets new addresses on its next refresh.
+// (WithReaddressPrefix) from now on, and returns once it says so.
 func (e *Endpoint) Readdress(ctx context.Context) error {
+	return e.signal(ctx, syscall.SIGHUP, "SIGHUP: the endpoint hands out addresses from")
+}
+
+// Reroute makes the endpoint reach its second set of routes through each
+// client (WithRoutesThroughClients) from now on, and returns once it says so.
+func (e *Endpoint) Reroute(ctx context.Context) error {
+	return e.signal(ctx, syscall.SIGUSR2, "SIGUSR2: the endpoint reaches")
+}
+
+// signal sends sig to the endpoint and waits until it logs ack.
+func (e *Endpoint) signal(ctx context.Context, sig syscall.Signal, ack string) error {
 	logStart, err := fileSize(e.Proc.LogPath())
 	if err != nil {
 		return err
 	}
-	if err = e.Proc.Signal(syscall.SIGHUP); err != nil {
+	if err = e.Proc.Signal(sig); err != nil {
 		return err
 	}
-	return waitForLogLine(ctx, e.Proc, logStart, readdressing)
+	return waitForLogLine(ctx, e.Proc, logStart, ack)
 }
-
-// readdressing is what e2e-nse logs once it moved to its readdress prefix.
-const readdressing = "hands out addresses from"
 
 // Close stops the endpoint (which unregisters itself) and deletes its pod.
 func (e *Endpoint) Close() error {

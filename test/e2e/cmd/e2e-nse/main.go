@@ -3,9 +3,10 @@
 // mechanism in its own network namespace (run it inside the pod's netns),
 // gives each client a policy route per NSM_POLICY_ROUTES prefix and
 // registers itself through the local nsmgr. On SIGTERM it unregisters before
-// exiting, so a scenario can prove the registry is left empty. With
-// NSM_READDRESS_CIDR_PREFIX, SIGHUP moves every client to addresses from that
-// prefix on its next refresh.
+// exiting, so a scenario can prove the registry is left empty. SIGUSR2 and
+// SIGHUP change what it hands its clients on their next refresh: the routes
+// it has through each client (NSM_DST_ROUTES to NSM_REROUTE_DST_ROUTES), and
+// their addresses (NSM_CIDR_PREFIX to NSM_READDRESS_CIDR_PREFIX).
 package main
 
 import (
@@ -15,8 +16,6 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -51,6 +50,8 @@ type config struct {
 	CidrPrefix          []string      `default:"169.254.0.0/16" split_words:"true"`
 	PolicyRoutes        []string      `split_words:"true" desc:"prefixes each client reaches through a policy route from its own address"`
 	ReaddressCidrPrefix []string      `split_words:"true" desc:"where SIGHUP moves every client's addresses"`
+	DstRoutes           []string      `split_words:"true" desc:"prefixes the endpoint reaches through each client"`
+	RerouteDstRoutes    []string      `split_words:"true" desc:"what NSM_DST_ROUTES become after SIGUSR2"`
 	DialTimeout         time.Duration `default:"5s" split_words:"true"`
 	SVIDTimeout         time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
 	LogLevel            string        `default:"INFO" split_words:"true"`
@@ -82,7 +83,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	readdress := &readdressing{old: cfg.CidrPrefix}
+	changes := &contextChanges{oldPrefixes: cfg.CidrPrefix, routesBefore: cfg.DstRoutes, routesAfter: cfg.RerouteDstRoutes}
 	policies := &policyRoutes{}
 	for _, route := range cfg.PolicyRoutes {
 		prefix, parseErr := netip.ParsePrefix(route)
@@ -102,15 +103,13 @@ func run() error {
 	}
 	defer func() { _ = source.Close() }()
 	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
-	if len(readdressPrefixes) > 0 {
-		go moveOnSighup(ctx, readdress, readdressPrefixes)
-	}
+	go changes.watch(ctx, readdressPrefixes)
 
 	responder := endpoint.NewServer(ctx, generate,
 		endpoint.WithName(cfg.Name),
 		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
 		endpoint.WithAdditionalFunctionality(
-			readdress,
+			changes,
 			point2pointipam.NewServer(append(prefixes, readdressPrefixes...)...),
 			policies,
 			recvfd.NewServer(),
@@ -200,17 +199,4 @@ func parsePrefixes(variable string, cidrs []string) ([]*net.IPNet, error) {
 		prefixes = append(prefixes, prefix)
 	}
 	return prefixes, nil
-}
-
-// moveOnSighup moves the endpoint to readdressPrefixes on the first SIGHUP.
-func moveOnSighup(ctx context.Context, r *readdressing, readdressPrefixes []*net.IPNet) {
-	hangup := make(chan os.Signal, 1)
-	signal.Notify(hangup, syscall.SIGHUP)
-	defer signal.Stop(hangup)
-	select {
-	case <-ctx.Done():
-	case <-hangup:
-		r.moved.Store(true)
-		log.FromContext(ctx).Infof("SIGHUP: the endpoint hands out addresses from %v from now on; each connection moves on its next Request", readdressPrefixes)
-	}
 }
