@@ -75,18 +75,10 @@ func TestHealAfterNsmgrRestart(t *testing.T) {
 		t.Skip(skipReason)
 	}
 	sc := scenario{tag: "hmgr", kernelType: "tap", linkType: "tuntap", nodes: 1, requestTimeout: crashRequestTimeout}
-	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	node := d.Nodes[0]
-	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
-	require.NoError(t, err)
-	client := connectClient(ctx, t, d, sc)
-	requirePolicies(t, client)
-	before := requireConnected(ctx, t, d, sc, client, nse)
+	ctx, d, nse, client, before := connectWithPolicy(t, sc)
 
 	killedAt := time.Now()
-	require.NoError(t, d.RestartNsmgr(ctx, node))
+	require.NoError(t, d.RestartNsmgr(ctx, d.Nodes[0]))
 	servingAfter := time.Since(killedAt)
 	healed := requireHealed(t, killedAt, client)
 	after := requireConnected(ctx, t, d, sc, client, nse)
@@ -170,6 +162,21 @@ func routesThroughClient(ipContext *networkservice.IPContext) []string {
 		}
 	}
 	return through
+}
+
+// connectWithPolicy brings sc's domain up with an endpoint that gives each
+// client a policy route, connects one client and checks both pods: how every
+// crash scenario with one client starts.
+func connectWithPolicy(t *testing.T, sc scenario) (context.Context, *domain.Domain, *domain.Endpoint, *domain.Client, connectionView) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
+	t.Cleanup(cancel)
+	d := startDomain(ctx, t, sc)
+	nse, err := d.StartEndpoint(ctx, d.Nodes[0], "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
+	require.NoError(t, err)
+	client := connectClient(ctx, t, d, sc)
+	requirePolicies(t, client)
+	return ctx, d, nse, client, requireConnected(ctx, t, d, sc, client, nse)
 }
 
 // logHealFigure prints one heal figure in the form README and docs/e2e.md

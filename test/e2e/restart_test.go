@@ -104,15 +104,8 @@ func runForwarderRestart(t *testing.T, sc scenario) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
+	ctx, d, nse, client, before := connectWithPolicy(t, sc)
 	node := d.Nodes[0]
-	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
-	require.NoError(t, err)
-	client := connectClient(ctx, t, d, sc)
-	requirePolicies(t, client)
-	before := requireConnected(ctx, t, d, sc, client, nse)
 	connectedInterfaces, err := d.SimulatorInterfaces(ctx, node)
 	require.NoError(t, err)
 	require.Greater(t, len(connectedInterfaces), len(node.IdleInterfaces), "the connection added no interface to the simulator")
