@@ -27,10 +27,10 @@ const (
 	expiryMargin   = 15 * time.Second
 	// crashRequestTimeout is the client's NSM_REQUEST_TIMEOUT in these
 	// scenarios. It stays well below expiryLifetime: sdk's timeout element
-	// closes a connection at its expiry minus the Request's deadline. After a
-	// forwarder restart, the nsmgr's first heal attempt blocks on closing the
-	// path through the dead forwarder's socket until this timeout; the next
-	// attempt goes through.
+	// closes a connection at its expiry minus the Request's deadline. It also
+	// bounds a heal attempt that waits on a dead peer; none does since the
+	// forwarder and the harness's nsmgr dial blocking within their dial
+	// timeouts (docs/e2e.md, "Where the heal time goes").
 	crashRequestTimeout = 10 * time.Second
 	// shortScenarioTime bounds the crash scenarios.
 	shortScenarioTime = 2 * time.Minute
