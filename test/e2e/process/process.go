@@ -77,6 +77,9 @@ func Start(spec Spec) (*Process, error) {
 // Name is the spec's name.
 func (p *Process) Name() string { return p.spec.Name }
 
+// Pid is the process ID (`ip netns exec` execs in place: the program's own).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // LogPath is where its output goes.
 func (p *Process) LogPath() string { return p.spec.LogPath }
 
