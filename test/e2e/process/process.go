@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,16 +62,28 @@ func Start(spec Spec) (*Process, error) {
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
-		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
-	}
 	p := &Process{spec: spec, cmd: cmd, logFile: logFile, done: make(chan struct{})}
+	// Pdeathsig follows the thread that forked the program, not the harness process: the fork
+	// and the wait run on one goroutine locked to its thread, which therefore lives as long as
+	// the program (Go throws a thread away when a goroutine that entered a namespace ends
+	// locked to it, and the program would be SIGKILLed then).
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			_ = logFile.Close()
+			started <- fmt.Errorf("start %s: %w", spec.Name, err)
+			return
+		}
+		started <- nil
 		p.waitErr = cmd.Wait()
 		_ = logFile.Close()
 		close(p.done)
 	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
