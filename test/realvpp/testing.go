@@ -57,7 +57,7 @@ func StartForTest(t testing.TB, o Options) *VPP {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("real VPP %s (pid %d), last lines:\n%s", vpp.Prefix, vpp.Pid(), vpp.OutputTail(30))
+			t.Logf("real VPP %s (pid %d, %s), last lines:\n%s", vpp.Prefix, vpp.Pid(), vpp.State(), vpp.OutputTail(30))
 		}
 		if err := vpp.Stop(); err != nil {
 			t.Errorf("stopping real VPP %s: %v", vpp.Prefix, err)

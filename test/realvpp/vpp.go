@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -106,19 +107,25 @@ func (v *VPP) launch(binary string) error {
 	}
 	v.cmd = exec.Command(argv[0], argv[1:]...)
 	v.cmd.Stdout, v.cmd.Stderr = output, output
-	// VPP dies with the test process, however that ends.
+	// VPP dies with the test process, however that ends. Pdeathsig follows the thread that
+	// forked VPP, not the process: that thread must live as long as VPP, so the fork and the
+	// wait run on one goroutine locked to it (a Go thread is thrown away when a goroutine that
+	// entered a namespace ends locked to it, and VPP would be SIGKILLed then).
 	v.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err = v.cmd.Start(); err != nil {
-		_ = output.Close()
-		close(v.done)
-		return fmt.Errorf("starting %s: %w", binary, err)
-	}
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		defer close(v.done)
+		defer func() { _ = output.Close() }()
+		if err := v.cmd.Start(); err != nil {
+			started <- fmt.Errorf("starting %s: %w", binary, err)
+			return
+		}
+		started <- nil
 		v.waitErr = v.cmd.Wait()
-		_ = output.Close()
-		close(v.done)
 	}()
-	return nil
+	return <-started
 }
 
 func (v *VPP) waitReady(ctx context.Context) error {
@@ -143,6 +150,16 @@ func (v *VPP) waitReady(ctx context.Context) error {
 
 // Pid is VPP's process ID.
 func (v *VPP) Pid() int { return v.cmd.Process.Pid }
+
+// State says whether VPP still runs, or how it ended.
+func (v *VPP) State() string {
+	select {
+	case <-v.done:
+		return fmt.Sprintf("ended: %v", v.waitErr)
+	default:
+		return "running"
+	}
+}
 
 // Exited is closed once VPP has ended.
 func (v *VPP) Exited() <-chan struct{} { return v.done }
