@@ -80,6 +80,9 @@ type scenario struct {
 	requestTimeout time.Duration
 	// realVPP is the vpp binary every node runs; empty runs the simulator.
 	realVPP string
+	// ownVPP makes each forwarder start realVPP itself (its own-VPP mode) instead of using an
+	// external one.
+	ownVPP bool
 }
 
 func runScenario(t *testing.T, sc scenario) {
@@ -204,6 +207,7 @@ func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain 
 		MaxTokenLifetime:     sc.tokenLifetime,
 		ClientRequestTimeout: sc.requestTimeout,
 		RealVPP:              sc.realVPP,
+		ForwarderStartsVPP:   sc.ownVPP,
 		// Empty means the forwarder's own default (INFO).
 		ForwarderLogLevel: os.Getenv("E2E_FORWARDER_LOG_LEVEL"),
 	})

@@ -48,6 +48,9 @@ type Config struct {
 	// namespace with a start-up configuration, sockets and shared-memory prefix of its own;
 	// empty runs the simulator (Binaries.Simulator).
 	RealVPP string
+	// ForwarderStartsVPP runs no VPP beside the forwarders: each starts RealVPP itself, its
+	// own-VPP mode of the stock image (see ownvpp.go).
+	ForwarderStartsVPP bool
 }
 
 // Node is one node's running programs.
@@ -70,6 +73,8 @@ type Node struct {
 	// connection: what every Close must return to.
 	IdleInterfaces []VPPInterface
 	IdleKernel     *topology.State
+	// ownVPPPid is the VPP the forwarder started (Config.ForwarderStartsVPP), last seen.
+	ownVPPPid int
 }
 
 // Domain is a running NSM domain.
@@ -110,6 +115,9 @@ const (
 func Start(ctx context.Context, cfg Config) (d *Domain, err error) {
 	if cfg.Nodes < 1 {
 		return nil, errors.New("a domain needs at least one node")
+	}
+	if cfg.ForwarderStartsVPP && cfg.RealVPP == "" {
+		return nil, errors.New("a forwarder that starts its own VPP needs Config.RealVPP")
 	}
 	if cfg.LogLevel == "" {
 		cfg.LogLevel = "INFO"
@@ -213,7 +221,11 @@ func (d *Domain) startNode(ctx context.Context, node *Node) error {
 	node.NsmgrSocket = filepath.Join(dir, "nsmgr.sock")
 	node.ForwarderName = "forwarder-" + node.Name
 	node.StateDir = filepath.Join(dir, "forwarder-state")
-	for _, start := range []func(context.Context, *Node, string) error{d.startVPP, d.startNsmgr, d.startForwarder} {
+	starts := []func(context.Context, *Node, string) error{d.startVPP, d.startNsmgr, d.startForwarder}
+	if d.cfg.ForwarderStartsVPP {
+		starts = starts[1:]
+	}
+	for _, start := range starts {
 		if err := start(ctx, node, dir); err != nil {
 			return err
 		}
@@ -248,7 +260,7 @@ func (d *Domain) startNsmgr(ctx context.Context, node *Node, dir string) (err er
 // startForwarder runs the forwarder exactly as a deployment configures the
 // stock one, and waits until it has registered itself.
 func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (err error) {
-	node.Forwarder, err = process.Start(process.Spec{
+	spec := process.Spec{
 		Name:   node.ForwarderName,
 		Netns:  node.Netns,
 		Binary: d.cfg.Binaries.Forwarder,
@@ -263,11 +275,31 @@ func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (er
 			"NSM_STATE_DIR="+node.StateDir,
 		), d.tokenLifetimeEnv()...),
 		LogPath: filepath.Join(dir, "forwarder.log"),
-	})
-	if err != nil {
+	}
+	if d.cfg.ForwarderStartsVPP {
+		var env []string
+		if spec.Binary, spec.Args, env, err = d.prepareOwnVPP(node, dir); err != nil {
+			return err
+		}
+		// Later values win: the own-VPP mode's socket and uplink init replace the external ones.
+		spec.Env = append(spec.Env, env...)
+		spec.TermLeaderOnly = true
+	}
+	if node.Forwarder, err = process.Start(spec); err != nil {
 		return err
 	}
-	return d.waitRegistered(ctx, node.Forwarder, node.ForwarderName)
+	if err = d.waitRegistered(ctx, node.Forwarder, node.ForwarderName); err != nil {
+		return err
+	}
+	return d.noteOwnVPP(node)
+}
+
+// noteOwnVPP remembers the VPP node's forwarder started, to check at tear-down that it is gone.
+func (d *Domain) noteOwnVPP(node *Node) (err error) {
+	if d.cfg.ForwarderStartsVPP {
+		node.ownVPPPid, err = d.VPPPid(node)
+	}
+	return err
 }
 
 // forwarderReady is what the forwarder logs once it serves and is registered.
@@ -280,8 +312,20 @@ const forwarderReady = "forwarder-vpp is ready"
 // is still in the registry, so registration alone proves nothing.
 func (d *Domain) RestartForwarder(ctx context.Context, node *Node) (err error) {
 	node.Forwarder.Kill()
-	node.Forwarder, err = respawn(ctx, node.Forwarder, forwarderReady)
-	return err
+	if node.Forwarder, err = respawn(ctx, node.Forwarder, forwarderReady); err != nil {
+		return err
+	}
+	return d.noteOwnVPP(node)
+}
+
+// RespawnForwarder starts node's forwarder again once it has ended by itself (a forwarder whose
+// own VPP crashed stops), as the kubelet restarts a container, and returns once the new run is
+// ready.
+func (d *Domain) RespawnForwarder(ctx context.Context, node *Node) (err error) {
+	if node.Forwarder, err = respawn(ctx, node.Forwarder, forwarderReady); err != nil {
+		return err
+	}
+	return d.noteOwnVPP(node)
 }
 
 // RespawnNsmgr starts node's nsmgr again with the same environment once it
@@ -393,7 +437,7 @@ func (d *Domain) Close() error {
 			forwardersStopped = false
 			continue
 		}
-		errs = append(errs, d.Nodes[i].Forwarder.Stop(stopGrace))
+		errs = append(errs, d.Nodes[i].Forwarder.Stop(stopGrace), requireOwnVPPGone(d.Nodes[i]))
 	}
 	if forwardersStopped && d.Registry != nil && len(d.Nodes) > 0 {
 		errs = append(errs, d.requireNothingRegistered())

@@ -28,6 +28,10 @@ type Spec struct {
 	// Env is added to the harness's own environment.
 	Env     []string
 	LogPath string
+	// TermLeaderOnly makes Stop send SIGTERM to the program alone, not to its process group, as
+	// the kubelet signals a container's first process: a program that started children (the
+	// forwarder its own VPP) stops them itself. Kill still ends the whole group.
+	TermLeaderOnly bool
 }
 
 // Process is a started program.
@@ -111,7 +115,11 @@ func (p *Process) Exited() (bool, error) {
 // end cleanly (a graceful-shutdown failure is a finding, not noise).
 func (p *Process) Stop(grace time.Duration) error {
 	p.once.Do(func() {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+		target := -p.cmd.Process.Pid
+		if p.spec.TermLeaderOnly {
+			target = p.cmd.Process.Pid
+		}
+		_ = syscall.Kill(target, syscall.SIGTERM)
 	})
 	select {
 	case <-p.done:
