@@ -16,7 +16,6 @@ import (
 	wireguardmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/wireguard"
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	wireguardapi "github.com/networkservicemesh/govpp/binapi/wireguard"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
 	"github.com/networkservicemesh/sdk/pkg/tools/clienturlctx"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
@@ -30,11 +29,11 @@ import (
 // a stub that completes the mechanism with a made-up remote end. On real VPP it is a second node,
 // whose VPP and forwarder answer the handshake, and pings cross the tunnel.
 type encryptedTunnel struct {
-	// vpp is the client node's VPP; peer the endpoint node's (real VPP only).
-	vpp, peer *testVPP
-	nsc, nse  *vppsimtest.Netns
-	forwarder endpoint.Endpoint
-	ctx       context.Context
+	// harness is the client node's forwarder and VPP.
+	*harness
+	// peer is the endpoint node's VPP (real VPP only).
+	peer     *testVPP
+	nsc, nse *vppsimtest.Netns
 	// stubKey is the stub's wireguard key (simulator only).
 	stubKey wgtypes.Key
 }
@@ -43,20 +42,21 @@ func startEncryptedTunnel(t *testing.T, backend vpptest.Backend, mechanism strin
 	t.Helper()
 	e := &encryptedTunnel{nsc: vppsimtest.NewNetns(t, netnsPrefix), nse: vppsimtest.NewNetns(t, netnsPrefix)}
 	if backend == vpptest.Sim {
-		hop := e.stubHop(t, mechanism)
-		h := newHarness(t, backend, kernelif.Tap, hop)
-		e.vpp, e.forwarder, e.ctx = h.vpp, h.forwarder, h.ctx
+		e.harness = newHarness(t, backend, kernelif.Tap, e.stubHop(t, mechanism))
 		if mechanism == ipsecmech.MECHANISM {
-			completeIKEv2(h.ctx, t, h.vpp)
+			completeIKEv2(e.ctx, t, e.vpp)
 		}
 		return e
 	}
 	nodes := startTwoNodes(t, backend)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	e.vpp, e.peer = nodes.vppA, nodes.vppB
-	e.ctx = clienturlctx.WithClientURL(ctx, nodes.serveEndpointNode(ctx, t, e.nse))
-	e.forwarder = newForwarder(ctx, t, nodes.vppA, nodes.vppA, nodes.kind, xconnect.WithMechanismPriority([]string{mechanism}))
+	e.peer = nodes.vppB
+	e.harness = &harness{
+		ctx:       clienturlctx.WithClientURL(ctx, nodes.serveEndpointNode(ctx, t, e.nse)),
+		vpp:       nodes.vppA,
+		forwarder: newForwarder(ctx, t, nodes.vppA, nodes.vppA, nodes.kind, xconnect.WithMechanismPriority([]string{mechanism})),
+	}
 	return e
 }
 
@@ -76,23 +76,6 @@ func (e *encryptedTunnel) stubHop(t *testing.T, mechanism string) *nextHop {
 	return &nextHop{mechanismType: mechanism, remote: true, configure: func(m *networkservice.Mechanism) {
 		ipsecmech.ToMechanism(m).SetDstIP(remoteIP).SetDstPublicKey(certificate)
 	}}
-}
-
-func (e *encryptedTunnel) request(t *testing.T, request *networkservice.NetworkServiceRequest) *networkservice.Connection {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
-	defer cancel()
-	conn, err := e.forwarder.Request(ctx, request)
-	require.NoError(t, err)
-	return conn
-}
-
-func (e *encryptedTunnel) close(t *testing.T, conn *networkservice.Connection) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
-	defer cancel()
-	_, err := e.forwarder.Close(ctx, conn)
-	require.NoError(t, err)
 }
 
 // remoteWireguardKey is the public key of the next hop's wireguard end.

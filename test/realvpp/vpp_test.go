@@ -29,8 +29,10 @@ func netnsOf(t *testing.T, path string) uint64 {
 
 func TestStartAnswersInItsOwnNamespaceAndStopLeavesNothing(t *testing.T) {
 	binary := realvpp.Require(t)
+	started := time.Now()
 	vpp, err := realvpp.Start(context.Background(), realvpp.Options{Binary: binary})
 	require.NoError(t, err)
+	t.Logf("VPP answered %s after start; resident memory %s", time.Since(started).Round(10*time.Millisecond), statusField(t, vpp.Pid(), "VmRSS:"))
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
@@ -50,7 +52,7 @@ func TestStartAnswersInItsOwnNamespaceAndStopLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, segments, "the API segment carries the prefix")
 	require.FileExists(t, vpp.StatsSocket())
-	require.Equal(t, allowedCPUs(t, os.Getpid()), allowedCPUs(t, vpp.Pid()), "VPP's main thread is not pinned to one core")
+	require.Equal(t, statusField(t, os.Getpid(), "Cpus_allowed_list:"), statusField(t, vpp.Pid(), "Cpus_allowed_list:"), "VPP's main thread is not pinned to one core")
 
 	require.NoError(t, vpp.Stop())
 	stopped = true
@@ -95,16 +97,17 @@ func TestTwoVPPsDoNotShareAnything(t *testing.T) {
 	}
 }
 
-func allowedCPUs(t *testing.T, pid int) string {
+// statusField is one field of /proc/<pid>/status.
+func statusField(t *testing.T, pid int, field string) string {
 	t.Helper()
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	require.NoError(t, err)
 	for _, line := range strings.Split(string(status), "\n") {
-		if value, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+		if value, ok := strings.CutPrefix(line, field); ok {
 			return strings.TrimSpace(value)
 		}
 	}
-	t.Fatalf("no Cpus_allowed_list for %d", pid)
+	t.Fatalf("no %s for %d", field, pid)
 	return ""
 }
 
