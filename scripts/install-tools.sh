@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end suite and `make demo` need beyond Go itself:
 # spire-server and spire-agent (built from the pinned tools module, cached in
-# .cache/bin), and iproute2 and iputils-ping when `ip` or `ping` is missing.
+# .cache/bin), iproute2 and iputils-ping when `ip` or `ping` is missing, and clang with the kernel's
+# UAPI headers when missing (scripts/build-xdp.sh builds the uplink's XDP program for the tests).
 # When the machine has a real VPP build beside the repository
 # (../shared/vpp/*.tar.xz), it is unpacked into .cache/vpp, where the real-VPP
 # tests find it (test/realvpp); without it those tests skip.
@@ -23,6 +24,8 @@ vpp_tarball="$(ls "$root"/../shared/vpp/*.tar.xz 2>/dev/null | head -n 1 || true
 missing=()
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 command -v ping >/dev/null 2>&1 || missing+=(iputils-ping)
+command -v clang >/dev/null 2>&1 || missing+=(clang)
+[ -e /usr/include/linux/bpf.h ] || missing+=(linux-libc-dev)
 if [ -n "$vpp_tarball" ]; then
 	command -v xz >/dev/null 2>&1 || missing+=(xz-utils)
 	# The VPP build links OpenSSL 3's libcrypto (its crypto_openssl plugin and ikev2).

@@ -3,12 +3,14 @@ package vppinit_test
 import (
 	"context"
 	"net"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 	"go.fd.io/govpp/adapter"
 	"go.fd.io/govpp/api"
+	"golang.org/x/sys/unix"
 
 	"github.com/networkservicemesh/govpp/binapi/acl"
 	"github.com/networkservicemesh/govpp/binapi/af_packet"
@@ -198,13 +200,19 @@ func TestUplinkByTunnelIPWithCustomParams(t *testing.T) {
 }
 
 // Neither VPP here has AF_XDP: the simulator cannot (it would need an XDP-capable driver) and
-// the real build has no af_xdp plugin (docs/vpp.md). Its messages are unknown to both, which
-// stops the init with the call named before anything is configured.
+// the real build has no af_xdp plugin (docs/vpp.md). Its messages are unknown to both, which shows
+// what is asked of VPP and that the refusal stops the init with the call named before anything is
+// configured in VPP. Before VPP is asked, the node is prepared as the stock forwarder prepares it.
 func TestAfXdpAsksVPPForAnXdpInterface(t *testing.T) {
 	vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
-		handle, vpp := node(t, backend)
+		handle, vpp := jumboNode(t, backend)
+		params := vppinit.DefaultParams()
+		params.AfXdp.Prog = xdpProgram(t)
+		bpffs := filepath.Join(t.TempDir(), "bpf")
+		t.Cleanup(func() { _ = unix.Unmount(bpffs, unix.MNT_DETACH) })
 
-		_, err := vppinit.Run(context.Background(), vpp, vppinit.AfXdp, nil, vppinit.WithNetlinkHandle(handle))
+		_, err := vppinit.Run(context.Background(), vpp, vppinit.AfXdp, nil,
+			vppinit.WithNetlinkHandle(handle), vppinit.WithParams(params), vppinit.WithBPFFS(bpffs))
 		var unknown *adapter.UnknownMsgError
 		require.ErrorAs(t, err, &unknown, "VPP without the af_xdp plugin does not know its messages")
 		require.ErrorContains(t, err, "af_xdp_create_v3 on fcs-up0")
@@ -212,9 +220,37 @@ func TestAfXdpAsksVPPForAnXdpInterface(t *testing.T) {
 		creates := sent[*af_xdp.AfXdpCreateV3](vpp)
 		require.Len(t, creates, 1)
 		require.Equal(t, "fcs-up0", creates[0].HostIf)
-		require.Equal(t, vppinit.DefaultParams().AfXdp.RxqSize, creates[0].RxqSize)
+		require.Equal(t, params.AfXdp.Prog, creates[0].Prog, "VPP attaches the forwarder's program, not its own")
+		require.Equal(t, uint16(65535), creates[0].RxqNum, "a socket on every queue: the program redirects to the receiving queue's")
+		require.Equal(t, params.AfXdp.RxqSize, creates[0].RxqSize)
 		require.Equal(t, []string{"af_xdp_create_v3"}, vpp.Names(), "nothing is configured on an interface VPP did not create")
 		require.Equal(t, []string{"local0"}, vpp.InterfaceNames(t))
+
+		var fs unix.Statfs_t
+		require.NoError(t, unix.Statfs(bpffs, &fs))
+		require.Equal(t, int64(unix.BPF_FS_MAGIC), int64(fs.Type), "a BPF filesystem for the program's pinned maps")
+		uplink, err := handle.LinkByName("fcs-up0")
+		require.NoError(t, err)
+		require.Equal(t, 3498, uplink.Attrs().MTU, "the stock forwarder's AF_XDP MTU")
+		require.NotZero(t, uplink.Attrs().Promisc)
+	})
+}
+
+// Without a usable XDP program, AF_XDP stops before VPP or the node is touched.
+func TestAfXdpWithoutItsProgramChangesNothing(t *testing.T) {
+	vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
+		handle, vpp := jumboNode(t, backend)
+		params := vppinit.DefaultParams()
+		params.AfXdp.Prog = filepath.Join(t.TempDir(), "absent.o")
+
+		_, err := vppinit.Run(context.Background(), vpp, vppinit.AfXdp, nil,
+			vppinit.WithNetlinkHandle(handle), vppinit.WithParams(params), vppinit.WithBPFFS(filepath.Join(t.TempDir(), "bpf")))
+		require.ErrorContains(t, err, "NSM_VPP_INIT=AF_XDP: XDP program "+params.AfXdp.Prog)
+		require.Empty(t, vpp.Names())
+		uplink, err := handle.LinkByName("fcs-up0")
+		require.NoError(t, err)
+		require.Equal(t, 9000, uplink.Attrs().MTU)
+		require.Zero(t, uplink.Attrs().Promisc)
 	})
 }
 
