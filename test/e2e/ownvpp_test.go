@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,8 +20,10 @@ const ownVPPStopBound = 30 * time.Second
 // through vpphelper, with the start-up configuration it is given at /etc/vpp/helper/vpp.conf),
 // on real VPP only: the simulator is never started by the forwarder. It serves a connection;
 // then VPP is SIGKILLed under it: the forwarder must stop by itself, at once and within its
-// shutdown bounds, saying VPP exited; started again (as the kubelet restarts the container) it
-// starts a fresh VPP, the client heals through it, and Close leaves nothing.
+// shutdown bounds, saying VPP exited, and leave no half of the connection behind (its shutdown
+// closes it: both pods are empty again, and the next run finds no leftovers); started again (as
+// the kubelet restarts the container) it starts a fresh VPP, the client heals through it, and
+// Close leaves nothing.
 func TestForwarderOwnVPP(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
@@ -50,16 +51,19 @@ func TestForwarderOwnVPP(t *testing.T) {
 	require.Error(t, exitErr, "a forwarder whose VPP died must exit non-zero, so that it is restarted")
 	require.Contains(t, node.Forwarder.LogTail(60), "VPP exited")
 	t.Logf("the forwarder stopped %s after its VPP was SIGKILLed", time.Since(killedAt).Round(100*time.Millisecond))
+	requireEventuallyEmpty(t, "client pod once the forwarder stopped", client.Pod.Netns)
+	requireEventuallyEmpty(t, "endpoint pod once the forwarder stopped", nse.Pod.Netns)
+	requireNodeKernelClean(t, node)
+	logStart := len(node.Forwarder.LogTail(100000))
 
 	require.NoError(t, d.RespawnForwarder(ctx, node))
+	require.Contains(t, node.Forwarder.LogTail(100000)[logStart:], "connections with leftovers from a previous run: []",
+		"the crashed run left something for the next one")
 	requireGrantedAgainAfter(t, client, killedAt)
 	t.Logf("client granted its connection again %s after the crash", time.Since(killedAt).Round(100*time.Millisecond))
 	require.NoError(t, client.ReloadConnections())
 	requireConnected(ctx, t, d, sc, client, nse)
 	requireCloseLeavesNothing(ctx, t, d, client, nse)
-	if !strings.Contains(node.Forwarder.LogTail(400), "restore: released") {
-		t.Log("the restarted forwarder found nothing of the crashed run to release")
-	}
 }
 
 func interfaceNames(interfaces []domain.VPPInterface) []string {

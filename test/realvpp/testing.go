@@ -102,3 +102,44 @@ func deadRun(name string) bool {
 	pid, err := strconv.Atoi(pidText)
 	return err == nil && pid > 0 && syscall.Kill(pid, 0) == syscall.ESRCH
 }
+
+// OwnVPPRoot lays out what the forwarder's own-VPP mode finds in the stock image, under a root
+// directory of its own (vppconn.WithRootDir): `vpp` on PATH (the real one, for the rest of the
+// test) and, at <root>/etc/vpp/helper/vpp.conf, this VPP build's start-up configuration with its
+// sockets in <root>/var/run/vpp (vpphelper uses an existing file instead of writing its default,
+// which this build cannot run: docs/vpp.md). It returns the root and VPP's layout there; both go
+// when the test ends, with whatever a killed VPP left.
+func OwnVPPRoot(t *testing.T, name string) (string, Layout) {
+	t.Helper()
+	binary := Require(t)
+	bin := t.TempDir()
+	if err := os.Symlink(binary, filepath.Join(bin, "vpp")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	root, err := os.MkdirTemp("", prefixBase+strconv.Itoa(os.Getpid())+"-root-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout, err := NewLayout(filepath.Join(root, "var/run/vpp"), name)
+	if err == nil {
+		err = layout.WriteConfig()
+	}
+	config := filepath.Join(root, "etc/vpp/helper/vpp.conf")
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(config), 0o755)
+	}
+	if err == nil {
+		err = os.Rename(layout.ConfigPath(), config)
+	}
+	t.Cleanup(func() {
+		if sweepErr := layout.Sweep(); sweepErr != nil {
+			t.Errorf("removing what the forwarder's VPP left: %v", sweepErr)
+		}
+		_ = os.RemoveAll(root)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, layout
+}
