@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,26 +43,7 @@ func ownVPPForwarder(t *testing.T) (ctx context.Context, abort context.CancelCau
 	phases = new(lifecycle.Lifecycle)
 	require.NoError(t, startIn(ctx, node, abort, cfg, phases, connect))
 	require.FileExists(t, layout.APISocket())
-	return ctx, abort, phases, vppWithConfig(t, root)
-}
-
-// vppWithConfig finds the VPP running with the configuration under root.
-func vppWithConfig(t *testing.T, root string) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	require.NoError(t, err)
-	for _, entry := range entries {
-		pid, convErr := strconv.Atoi(entry.Name())
-		if convErr != nil {
-			continue
-		}
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if strings.Contains(string(cmdline), root+"/etc/vpp/helper/vpp.conf") {
-			return pid
-		}
-	}
-	t.Fatalf("no VPP runs with the configuration under %s", root)
-	return 0
+	return ctx, abort, phases, realvpp.OwnVPPPid(t, root)
 }
 
 func gone(pid int) bool {

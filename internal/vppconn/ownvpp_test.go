@@ -2,10 +2,7 @@ package vppconn_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,26 +15,6 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
 	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
 )
-
-// vppOf finds the running VPP started with the configuration under root.
-func vppOf(t *testing.T, root string) int {
-	t.Helper()
-	config := filepath.Join(root, "etc/vpp/helper/vpp.conf")
-	entries, err := os.ReadDir("/proc")
-	require.NoError(t, err)
-	for _, entry := range entries {
-		pid, convErr := strconv.Atoi(entry.Name())
-		if convErr != nil {
-			continue
-		}
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if strings.Contains(string(cmdline), config) {
-			return pid
-		}
-	}
-	t.Fatalf("no VPP runs with %s", config)
-	return 0
-}
 
 // startOwnVPP connects as the forwarder does when no external VPP exists, starting the real VPP
 // under root; the VPP lives until stop is called or the test ends.
@@ -80,7 +57,7 @@ func TestOwnVPPStartsAnswersAndStopsWithItsLifetime(t *testing.T) {
 	version, err := vpe.NewServiceClient(conn).ShowVersion(ctx, &vpe.ShowVersion{})
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(version.Version, "24.10"), version.Version)
-	pid := vppOf(t, root)
+	pid := realvpp.OwnVPPPid(t, root)
 
 	conn.Close()
 	stop()
@@ -99,7 +76,7 @@ func TestOwnVPPCrashIsReportedAtOnceAndAFreshOneStarts(t *testing.T) {
 	defer cancel()
 	conn, _ := startOwnVPP(ctx, t, root)
 
-	require.NoError(t, syscall.Kill(vppOf(t, root), syscall.SIGKILL))
+	require.NoError(t, syscall.Kill(realvpp.OwnVPPPid(t, root), syscall.SIGKILL))
 	select {
 	case err := <-conn.Exited:
 		require.ErrorContains(t, err, "signal: killed")

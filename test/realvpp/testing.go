@@ -143,3 +143,25 @@ func OwnVPPRoot(t *testing.T, name string) (string, Layout) {
 	}
 	return root, layout
 }
+
+// OwnVPPPid is the process ID of the VPP running with the configuration OwnVPPRoot wrote under
+// root; the test fails when there is none.
+func OwnVPPPid(t *testing.T, root string) int {
+	t.Helper()
+	config := filepath.Join(root, "etc/vpp/helper/vpp.conf")
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, entry := range entries {
+		pid, convErr := strconv.Atoi(entry.Name())
+		if convErr != nil {
+			continue
+		}
+		if cmdline, _ := os.ReadFile(filepath.Join("/proc", entry.Name(), "cmdline")); strings.Contains(string(cmdline), config) {
+			return pid
+		}
+	}
+	t.Fatalf("no VPP runs with %s", config)
+	return 0
+}
