@@ -106,15 +106,20 @@ func (r *Releaser) releaseInterfaces(ctx context.Context, found []*vppInterface)
 
 // vethAliases are the aliases sdk-vpp's kernelvethpair gives the forwarder's end of a veth pair of
 // the record's connections: "veth-server-<id>" toward the client, "veth-client-<id>" toward the
-// endpoint, <id> being the client's own path segment ID.
+// endpoint, <id> being the client's own path segment ID. Only a side the record gives a kernel
+// mechanism has one: the forwarders of both nodes of a connection name their ends by the same ID.
 func vethAliases(rec *journal.Record, incoming, outgoing bool) map[string]bool {
 	aliases := map[string]bool{}
-	for id := range rec.FirstSegmentIDs() {
-		if incoming {
-			aliases["veth-server-"+id] = true
+	for _, state := range rec.States() {
+		first := state.Incoming.GetPath().GetPathSegments()
+		if len(first) == 0 || first[0].GetId() == "" {
+			continue
 		}
-		if outgoing {
-			aliases["veth-client-"+id] = true
+		if incoming && kernel.ToMechanism(state.Incoming.GetMechanism()) != nil {
+			aliases["veth-server-"+first[0].GetId()] = true
+		}
+		if outgoing && kernel.ToMechanism(state.Outgoing.GetMechanism()) != nil {
+			aliases["veth-client-"+first[0].GetId()] = true
 		}
 	}
 	return aliases

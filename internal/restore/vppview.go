@@ -31,6 +31,9 @@ const (
 	kindSubinterface = "subinterface"
 )
 
+// deleter removes one VPP interface with the API of its kind.
+type deleter func(ctx context.Context) error
+
 // vppInterface is one VPP interface and how to delete it.
 type vppInterface struct {
 	index interface_types.InterfaceIndex
@@ -42,7 +45,7 @@ type vppInterface struct {
 	// vxlanSrc, vxlanDst and vxlanVNI describe a vxlan tunnel.
 	vxlanSrc, vxlanDst net.IP
 	vxlanVNI           uint32
-	remove             func(ctx context.Context) error
+	remove             deleter
 }
 
 func (i *vppInterface) String() string {
@@ -108,6 +111,11 @@ func readView(ctx context.Context, vppConn api.Connection, index interface_types
 			log.FromContext(ctx).Debugf("restore: %v", err)
 		}
 	}
+	for _, i := range view.ordered {
+		if i.remove != nil {
+			i.remove = withoutDependents(vppConn, i.index, i.remove)
+		}
+	}
 	return view, nil
 }
 
@@ -123,7 +131,7 @@ func (v *vppView) tagged(tags map[string]bool) []*vppInterface {
 }
 
 // kindOf sets what a per-kind dump says of an interface the main dump listed.
-func (v *vppView) kindOf(index interface_types.InterfaceIndex, kind string, remove func(context.Context) error) *vppInterface {
+func (v *vppView) kindOf(index interface_types.InterfaceIndex, kind string, remove deleter) *vppInterface {
 	i, ok := v.byIndex[index]
 	if !ok {
 		return &vppInterface{}
@@ -229,7 +237,7 @@ func collectIpipTunnels(ctx context.Context, vppConn api.Connection, view *vppVi
 	})
 }
 
-func deleteSubinterface(vppConn api.Connection, index interface_types.InterfaceIndex) func(context.Context) error {
+func deleteSubinterface(vppConn api.Connection, index interface_types.InterfaceIndex) deleter {
 	return func(ctx context.Context) error {
 		_, err := interfaces.NewServiceClient(vppConn).DeleteSubif(ctx, &interfaces.DeleteSubif{SwIfIndex: index})
 		return err

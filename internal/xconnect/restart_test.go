@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
-	"go.fd.io/govpp/core"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -30,6 +29,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
 	"github.com/nsmfwd/forwarder-vpp/test/netwatch"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 // restartPeers are a client and its endpoint, each in a namespace of its own, and the next hop
@@ -56,7 +56,7 @@ func (p *restartPeers) request(t *testing.T, forwarder endpoint.Endpoint, reques
 // life is one run of the forwarder next to an external VPP: its own VPP connection and journal.
 type life struct {
 	forwarder endpoint.Endpoint
-	vppConn   *core.Connection
+	vppConn   *vpptest.Conn
 	journal   *journal.Journal
 	leftovers *restore.Leftovers
 }
@@ -69,7 +69,7 @@ func startLife(t *testing.T, vpp *testVPP, kind kernelif.Kind, journalDir string
 	// Never cancelled before the test ends: a dead run closes nothing.
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	l := &life{vppConn: vppsimtest.Dial(t, vpp.sim)}
+	l := &life{vppConn: vpp.Dial(t)}
 	var err error
 	l.journal, err = journal.Open(ctx, journalDir)
 	require.NoError(t, err)
@@ -103,7 +103,7 @@ func (l *life) die() {
 // requests on.
 func creations(vpp *testVPP, from int) []string {
 	var out []string
-	for _, msg := range vpp.sim.Requests()[from:] {
+	for _, msg := range vpp.Requests()[from:] {
 		switch msg.(type) {
 		case *tapv2.TapCreateV3, *tapv2.TapDeleteV2, *af_packet.AfPacketCreateV3, *af_packet.AfPacketDelete,
 			*vxlan.VxlanAddDelTunnelV3:
@@ -137,85 +137,90 @@ func watch(t *testing.T, path string) *netwatch.Watch {
 // again is released whole, and a later Close of the adopted one releases everything: the adoption
 // filled sdk-vpp's metadata as the chain itself would have.
 func TestRestartedForwarderAdoptsBothSides(t *testing.T) {
-	for _, kind := range []kernelif.Kind{kernelif.Tap, kernelif.Veth} {
-		t.Run(kind.String(), func(t *testing.T) {
-			var node *vppsimtest.Netns
-			if kind == kernelif.Tap {
-				node = vppsimtest.NewNetns(t, netnsPrefix)
-			}
-			vpp := startTestVPP(t, node)
-			ctx, cancel := context.WithCancel(context.Background())
-			t.Cleanup(cancel)
-			kept, dropped := newRestartPeers(ctx, t), newRestartPeers(ctx, t)
-			journalDir := t.TempDir()
-
-			a := startLife(t, vpp, kind, journalDir, node)
-			keptRequest := kernelRequest("conn-kept-"+kind.String(), kept.nsc.Path(), "nsc-1", payload.Ethernet)
-			// Routes to each other's address, as an icmp-responder's IPAM gives them.
-			keptRequest.GetConnection().GetContext().GetIpContext().SrcRoutes = []*networkservice.Route{{Prefix: nseAddress}}
-			keptRequest.GetConnection().GetContext().GetIpContext().DstRoutes = []*networkservice.Route{{Prefix: nscAddress}}
-			keptConn, err := kept.request(t, a.forwarder, keptRequest.Clone())
-			require.NoError(t, err)
-			// What an ordinary refresh writes: sdk-kernel's routes element on the endpoint's side
-			// replaces the route to the client's address twice per Request (link scope, then via
-			// the next hop), whether or not anything changed.
-			refreshWatch := watch(t, kept.nse.Path())
-			keptRequest.Connection = keptConn.Clone()
-			keptConn, err = kept.request(t, a.forwarder, keptRequest.Clone())
-			require.NoError(t, err)
-			refreshEvents, err := refreshWatch.Stop()
-			require.NoError(t, err)
-			t.Logf("an ordinary refresh writes in the endpoint's namespace: %v", netwatch.Writes(refreshEvents))
-			droppedConn, err := dropped.request(t, a.forwarder, kernelRequest("conn-dropped-"+kind.String(), dropped.nsc.Path(), "nsc-1", payload.Ethernet))
-			require.NoError(t, err)
-			require.NoError(t, vppsimtest.Ping(kept.nsc, nscIP, nseIP, 5*time.Second))
-			keptOwner, droppedOwner := keptConn.GetPath().GetPathSegments()[1].GetId(), droppedConn.GetPath().GetPathSegments()[1].GetId()
-			clientSide, endpointSide := podLink(t, kept.nsc.Path(), "nsc-1"), podLink(t, kept.nse.Path(), "nse-1")
-			a.die()
-
-			b := startLife(t, vpp, kind, journalDir, node)
-			owners := []string{keptOwner, droppedOwner}
-			sort.Strings(owners)
-			require.Equal(t, owners, b.leftovers.Owners())
-			since := len(vpp.sim.Requests())
-			nscWatch, nseWatch := watch(t, kept.nsc.Path()), watch(t, kept.nse.Path())
-			keptRequest.Connection = keptConn.Clone()
-			keptConn, err = kept.request(t, b.forwarder, keptRequest)
-			require.NoError(t, err, "re-Request through the restarted forwarder")
-
-			require.Empty(t, creations(vpp, since), "VPP interfaces created or deleted for a connection whose interfaces were intact")
-			nscEvents, err := nscWatch.Stop()
-			require.NoError(t, err)
-			require.Empty(t, nscEvents, "the client's namespace saw links, addresses, routes or rules change")
-			nseEvents, err := nseWatch.Stop()
-			require.NoError(t, err)
-			require.Empty(t, netwatch.LinkChanges(nseEvents, ""), "the endpoint's namespace saw links change")
-			require.Equal(t, netwatch.Writes(refreshEvents), netwatch.Writes(nseEvents),
-				"the endpoint's namespace saw other writes than an ordinary refresh makes")
-			require.Equal(t, clientSide, podLink(t, kept.nsc.Path(), "nsc-1"))
-			require.Equal(t, endpointSide, podLink(t, kept.nse.Path(), "nse-1"))
-			require.NoError(t, vppsimtest.Ping(kept.nsc, nscIP, nseIP, 5*time.Second), "the adopted data path")
-			require.Equal(t, []string{droppedOwner}, b.leftovers.Owners(), "only the connection nobody asked for is left")
-
-			require.NoError(t, b.leftovers.ReleaseAll(ctx))
-			require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nsc.Path()), "the unclaimed connection's client end outlived its release")
-			require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nse.Path()), "the unclaimed connection's endpoint end outlived its release")
-			require.Equal(t, clientSide, podLink(t, kept.nsc.Path(), "nsc-1"), "releasing the unclaimed connection touched the adopted one")
-			require.NoError(t, vppsimtest.Ping(kept.nsc, nscIP, nseIP, 5*time.Second))
-
-			closeCtx, cancelClose := context.WithTimeout(clienturlctx.WithClientURL(ctx, kept.hopURL), 20*time.Second)
-			defer cancelClose()
-			_, err = b.forwarder.Close(closeCtx, keptConn)
-			require.NoError(t, err)
-			vpp.requireOnlyUplink(t)
-			require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nsc.Path()))
-			require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nse.Path()))
-			require.Zero(t, forwarderEnds(t, "conn-kept-"+kind.String()), "veth ends left in the forwarder's namespace")
-			records, err := journal.Read(journalDir)
-			require.NoError(t, err)
-			require.Empty(t, records, "the journal still holds connections that are gone")
+	t.Run("tap", func(t *testing.T) { testRestartedForwarderAdoptsBothSides(t, kernelif.Tap, vpptest.Sim) })
+	t.Run("veth", func(t *testing.T) {
+		vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
+			testRestartedForwarderAdoptsBothSides(t, kernelif.Veth, backend)
 		})
+	})
+}
+
+func testRestartedForwarderAdoptsBothSides(t *testing.T, kind kernelif.Kind, backend vpptest.Backend) {
+	var node *vppsimtest.Netns
+	if kind == kernelif.Tap {
+		node = vppsimtest.NewNetns(t, netnsPrefix)
 	}
+	vpp := startTestVPP(t, backend, node)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	kept, dropped := newRestartPeers(ctx, t), newRestartPeers(ctx, t)
+	journalDir := t.TempDir()
+
+	a := startLife(t, vpp, kind, journalDir, node)
+	keptRequest := kernelRequest("conn-kept-"+kind.String(), kept.nsc.Path(), "nsc-1", payload.Ethernet)
+	// Routes to each other's address, as an icmp-responder's IPAM gives them.
+	keptRequest.GetConnection().GetContext().GetIpContext().SrcRoutes = []*networkservice.Route{{Prefix: nseAddress}}
+	keptRequest.GetConnection().GetContext().GetIpContext().DstRoutes = []*networkservice.Route{{Prefix: nscAddress}}
+	keptConn, err := kept.request(t, a.forwarder, keptRequest.Clone())
+	require.NoError(t, err)
+	// What an ordinary refresh writes: sdk-kernel's routes element on the endpoint's side
+	// replaces the route to the client's address twice per Request (link scope, then via
+	// the next hop), whether or not anything changed.
+	refreshWatch := watch(t, kept.nse.Path())
+	keptRequest.Connection = keptConn.Clone()
+	keptConn, err = kept.request(t, a.forwarder, keptRequest.Clone())
+	require.NoError(t, err)
+	refreshEvents, err := refreshWatch.Stop()
+	require.NoError(t, err)
+	t.Logf("an ordinary refresh writes in the endpoint's namespace: %v", netwatch.Writes(refreshEvents))
+	droppedConn, err := dropped.request(t, a.forwarder, kernelRequest("conn-dropped-"+kind.String(), dropped.nsc.Path(), "nsc-1", payload.Ethernet))
+	require.NoError(t, err)
+	require.NoError(t, vppsimtest.Ping(kept.nsc, nscIP, nseIP, 5*time.Second))
+	keptOwner, droppedOwner := keptConn.GetPath().GetPathSegments()[1].GetId(), droppedConn.GetPath().GetPathSegments()[1].GetId()
+	clientSide, endpointSide := podLink(t, kept.nsc.Path(), "nsc-1"), podLink(t, kept.nse.Path(), "nse-1")
+	a.die()
+
+	b := startLife(t, vpp, kind, journalDir, node)
+	owners := []string{keptOwner, droppedOwner}
+	sort.Strings(owners)
+	require.Equal(t, owners, b.leftovers.Owners())
+	since := len(vpp.Requests())
+	nscWatch, nseWatch := watch(t, kept.nsc.Path()), watch(t, kept.nse.Path())
+	keptRequest.Connection = keptConn.Clone()
+	keptConn, err = kept.request(t, b.forwarder, keptRequest)
+	require.NoError(t, err, "re-Request through the restarted forwarder")
+
+	require.Empty(t, creations(vpp, since), "VPP interfaces created or deleted for a connection whose interfaces were intact")
+	nscEvents, err := nscWatch.Stop()
+	require.NoError(t, err)
+	require.Empty(t, nscEvents, "the client's namespace saw links, addresses, routes or rules change")
+	nseEvents, err := nseWatch.Stop()
+	require.NoError(t, err)
+	require.Empty(t, netwatch.LinkChanges(nseEvents, ""), "the endpoint's namespace saw links change")
+	require.Equal(t, netwatch.Writes(refreshEvents), netwatch.Writes(nseEvents),
+		"the endpoint's namespace saw other writes than an ordinary refresh makes")
+	require.Equal(t, clientSide, podLink(t, kept.nsc.Path(), "nsc-1"))
+	require.Equal(t, endpointSide, podLink(t, kept.nse.Path(), "nse-1"))
+	require.NoError(t, vppsimtest.Ping(kept.nsc, nscIP, nseIP, 5*time.Second), "the adopted data path")
+	require.Equal(t, []string{droppedOwner}, b.leftovers.Owners(), "only the connection nobody asked for is left")
+
+	require.NoError(t, b.leftovers.ReleaseAll(ctx))
+	require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nsc.Path()), "the unclaimed connection's client end outlived its release")
+	require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nse.Path()), "the unclaimed connection's endpoint end outlived its release")
+	require.Equal(t, clientSide, podLink(t, kept.nsc.Path(), "nsc-1"), "releasing the unclaimed connection touched the adopted one")
+	require.NoError(t, vppsimtest.Ping(kept.nsc, nscIP, nseIP, 5*time.Second))
+
+	closeCtx, cancelClose := context.WithTimeout(clienturlctx.WithClientURL(ctx, kept.hopURL), 20*time.Second)
+	defer cancelClose()
+	_, err = b.forwarder.Close(closeCtx, keptConn)
+	require.NoError(t, err)
+	vpp.requireOnlyUplink(t)
+	require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nsc.Path()))
+	require.Equal(t, []string{"lo"}, linkNamesIn(t, kept.nse.Path()))
+	require.Zero(t, forwarderEnds(t, "conn-kept-"+kind.String()), "veth ends left in the forwarder's namespace")
+	records, err := journal.Read(journalDir)
+	require.NoError(t, err)
+	require.Empty(t, records, "the journal still holds connections that are gone")
 }
 
 // A connection that comes back asking for something else on the client's side (here another
@@ -248,12 +253,12 @@ func TestMalformedRequestAfterRestartTouchesNothing(t *testing.T) {
 
 	b := c.restart(t)
 	owners := b.leftovers.Owners()
-	since := len(vpp.sim.Requests())
+	since := len(vpp.Requests())
 	request.Connection = conn.Clone()
 	request.GetConnection().GetContext().GetIpContext().SrcIpAddrs = []string{"not-an-address"}
 	_, err := peers.request(t, b.forwarder, request)
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
-	require.Empty(t, vpp.sim.Requests()[since:], "VPP was asked something for a Request that failed validation")
+	require.Empty(t, vpp.Requests()[since:], "VPP was asked something for a Request that failed validation")
 	require.Equal(t, owners, b.leftovers.Owners(), "the leftover was claimed for a Request that failed validation")
 	require.Equal(t, clientSide, podLink(t, peers.nsc.Path(), "nsc-1"))
 	require.NoError(t, vppsimtest.Ping(peers.nsc, nscIP, nseIP, 5*time.Second))
@@ -272,7 +277,7 @@ type deadRun struct {
 func connectThenDie(t *testing.T, connID string) *deadRun {
 	t.Helper()
 	c := &deadRun{node: vppsimtest.NewNetns(t, netnsPrefix), journalDir: t.TempDir()}
-	c.vpp = startTestVPP(t, c.node)
+	c.vpp = startTestVPP(t, vpptest.Sim, c.node)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	c.peers = newRestartPeers(ctx, t)
@@ -293,7 +298,7 @@ func (c *deadRun) restart(t *testing.T) *life {
 // tapsOf lists the host names of the simulator's taps tagged with owner.
 func tapsOf(vpp *testVPP, owner string) []string {
 	var names []string
-	for _, iface := range vpp.sim.State().Interfaces {
+	for _, iface := range vpp.Sim.State().Interfaces {
 		if iface.Tap != nil && iface.Tag == owner {
 			names = append(names, iface.Tap.HostNamespace+" "+iface.Tap.HostIfName)
 		}
