@@ -5,7 +5,7 @@ GO        ?= go
 BIN       := $(CURDIR)/bin
 GOTESTFLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all build tools test vet fmt-check bench demo clean
+.PHONY: all build tools test vet fmt-check bench fuzz demo clean
 
 all: build
 
@@ -25,6 +25,10 @@ tools:
 
 test: fmt-check vet tools
 	$(GO) test $(GOTESTFLAGS) ./...
+
+# Every fuzz target for FUZZTIME (default 60s) each; `make test` runs their seed corpora already.
+fuzz:
+	scripts/fuzz.sh
 
 # A two-node NSM domain in network namespaces, a client pinging through forwarder-vpp, torn down.
 demo:

@@ -27,7 +27,7 @@ type state struct {
 	priorities [2]map[uint32]int
 	// lowest caches LowestPriority's answer for one family and range.
 	lowest [2]lowestCache
-	// emptyRuled are the tables with a marked rule and no route.
+	// emptyRuled are the tables with a marked rule and no marked route.
 	emptyRuled map[uint32]struct{}
 }
 
@@ -128,15 +128,31 @@ func (s *state) delRule(r *Rule) {
 
 // touchTable keeps emptyRuled true for table after its rules or routes changed.
 func (s *state) touchTable(table uint32) {
-	if len(s.byTable[table]) == 0 {
-		for i := range s.rules[table] {
-			if s.rules[table][i].Protocol == s.mark {
-				s.emptyRuled[table] = struct{}{}
-				return
+	if s.hasMarkedRule(table) && !s.hasMarkedRoute(table) {
+		s.emptyRuled[table] = struct{}{}
+		return
+	}
+	delete(s.emptyRuled, table)
+}
+
+func (s *state) hasMarkedRule(table uint32) bool {
+	for i := range s.rules[table] {
+		if s.rules[table][i].Protocol == s.mark {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *state) hasMarkedRoute(table uint32) bool {
+	for slot := range s.byTable[table] {
+		for i := range s.routes[slot] {
+			if s.routes[slot][i].Protocol == s.mark {
+				return true
 			}
 		}
 	}
-	delete(s.emptyRuled, table)
+	return false
 }
 
 func (s *state) addRoute(r *Route) {

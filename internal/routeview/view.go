@@ -275,8 +275,9 @@ func (v *View) MarkedVia(oif int) []Route {
 	return out
 }
 
-// EmptyRuleTables returns the tables that a marked rule looks up and that hold no route: rules left
-// behind by a link that went away, by addresses that went, or by a context that changed meanwhile.
+// EmptyRuleTables returns the tables that a marked rule looks up and that hold no marked route: rules left
+// behind when the kernel dropped a link's routes (the link went away or lost its last IPv4 address) and
+// nobody has claimed them since.
 func (v *View) EmptyRuleTables() []uint32 {
 	out := make([]uint32, 0, len(v.s.emptyRuled))
 	for table := range v.s.emptyRuled {
