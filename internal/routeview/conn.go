@@ -168,7 +168,9 @@ func (c *requestConn) link(name string) (index int, flags uint32, err error) {
 				}
 			}
 		case unix.RTM_NEWLINK:
-			index, flags, found = parseLink(reply)
+			var l link
+			l, found = parseLink(reply)
+			index, flags = l.index, l.flags
 			return false
 		}
 		return true

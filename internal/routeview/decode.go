@@ -1,6 +1,7 @@
 package routeview
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net/netip"
 
@@ -26,6 +27,8 @@ const (
 	rtaPref      = unix.RTA_PREF
 	// icmpv6RouterPrefMedium is the router preference of a route nobody gave one.
 	icmpv6RouterPrefMedium = 0
+	// rtextFilterSkipStats asks link dumps to leave out statistics (RTEXT_FILTER_SKIP_STATS).
+	rtextFilterSkipStats = 1 << 3
 )
 
 // attrs iterates over rtnetlink attributes; it stops, reporting false, at the first malformed one.
@@ -144,12 +147,24 @@ func parseRoute(payload []byte) (route Route, ok bool) {
 	return route, ok
 }
 
-// parseLink decodes the index and flags of an RTM_NEWLINK or RTM_DELLINK payload.
-func parseLink(payload []byte) (index int, flags uint32, ok bool) {
+// link is what an RTM_NEWLINK or RTM_DELLINK payload says of an interface.
+type link struct {
+	index int
+	flags uint32
+	name  string
+}
+
+func parseLink(payload []byte) (l link, ok bool) {
 	if len(payload) < unix.SizeofIfInfomsg {
-		return 0, 0, false
+		return l, false
 	}
-	return int(int32(binary.NativeEndian.Uint32(payload[4:8]))), binary.NativeEndian.Uint32(payload[8:12]), true
+	l.index, l.flags = int(int32(binary.NativeEndian.Uint32(payload[4:8]))), binary.NativeEndian.Uint32(payload[8:12])
+	ok = attrs(payload[unix.SizeofIfInfomsg:], func(attrType uint16, value []byte) {
+		if attrType == unix.IFLA_IFNAME {
+			l.name = string(bytes.TrimRight(value, "\x00"))
+		}
+	})
+	return l, ok
 }
 
 // parseAddr decodes the link index and the local address of an RTM_NEWADDR or RTM_DELADDR payload.

@@ -130,6 +130,11 @@ func requireIndexesTrue(t *testing.T, s *state) {
 	require.Equal(t, want.byPrefsrc, s.byPrefsrc)
 	require.Equal(t, want.priorities, s.priorities)
 	require.Equal(t, want.emptyRuled, s.emptyRuled)
+	require.Len(t, s.linkNames, len(s.links), "one name per link index")
+	for name, l := range s.links {
+		require.Equal(t, name, s.linkNames[l.index])
+		require.Equal(t, name, l.name)
+	}
 	for f, c := range s.lowest {
 		if c.valid {
 			var lowest uint32
@@ -193,12 +198,17 @@ func TestWriteFuzzSeeds(t *testing.T) {
 		require.NoError(t, view.request.dump(unix.RTM_GETROUTE, request, func(msgType uint16, payload []byte) {
 			record("FuzzParseRoute", index, payload)
 			stream = appendMessage(stream, msgType, 0, 0, payload)
-			delStream := appendMessage(nil, unix.RTM_DELROUTE, 0, 0, payload)
-			record("FuzzApply", index, append(append([]byte(nil), stream...), delStream...))
+			if index%4 == 0 {
+				delStream := appendMessage(nil, unix.RTM_DELROUTE, 0, 0, payload)
+				record("FuzzApply", index, append(append([]byte(nil), stream...), delStream...))
+			}
 			index++
 		}))
 	}
-	link := make([]byte, unix.SizeofIfInfomsg)
-	binary.NativeEndian.PutUint32(link[4:8], 2)
-	record("FuzzApply", index, appendMessage(append([]byte(nil), stream...), unix.RTM_NEWLINK, 0, 0, link))
+	require.NoError(t, view.request.dump(unix.RTM_GETLINK, linkDumpRequest(), func(msgType uint16, payload []byte) {
+		down := append([]byte(nil), payload...)
+		binary.NativeEndian.PutUint32(down[8:12], 0)
+		record("FuzzApply", index, appendMessage(append([]byte(nil), stream...), msgType, 0, 0, down))
+		index++
+	}))
 }

@@ -27,6 +27,9 @@ type state struct {
 	priorities [2]map[uint32]int
 	// lowest caches LowestPriority's answer for one family and range.
 	lowest [2]lowestCache
+	// links are the namespace's interfaces by name, and their names by index.
+	links     map[string]link
+	linkNames map[int]string
 	// emptyRuled are the tables with a marked rule and no marked route.
 	emptyRuled map[uint32]struct{}
 }
@@ -55,9 +58,33 @@ func (c *lowestCache) forget(p uint32, counts map[uint32]int) {
 
 func newState(mark uint8) *state {
 	s := &state{mark: mark}
+	s.resetLinks()
 	s.resetRules()
 	s.resetRoutes()
 	return s
+}
+
+func (s *state) resetLinks() {
+	s.links = make(map[string]link)
+	s.linkNames = make(map[int]string)
+}
+
+func (s *state) setLink(l *link) {
+	if old, ok := s.linkNames[l.index]; ok && old != l.name {
+		delete(s.links, old)
+	}
+	if other, ok := s.links[l.name]; ok && other.index != l.index {
+		delete(s.linkNames, other.index)
+	}
+	if l.name != "" {
+		s.links[l.name] = *l
+		s.linkNames[l.index] = l.name
+	}
+}
+
+func (s *state) delLink(index int) {
+	delete(s.links, s.linkNames[index])
+	delete(s.linkNames, index)
 }
 
 func (s *state) resetRules() {

@@ -15,7 +15,6 @@ type View struct {
 	id      string
 	request *requestConn
 	monitor int
-	buf     []byte
 	s       *state
 	// stale means notifications were lost or malformed: the view must be rebuilt from dumps.
 	stale bool
@@ -28,8 +27,7 @@ type View struct {
 }
 
 func newView(id string, request, monitor int, mark uint8) *View {
-	return &View{id: id, request: newRequestConn(request), monitor: monitor, buf: make([]byte, 64<<10),
-		s: newState(mark), stale: true, resync: make(map[int]struct{})}
+	return &View{id: id, request: newRequestConn(request), monitor: monitor, s: newState(mark), stale: true, resync: make(map[int]struct{})}
 }
 
 func (v *View) close() {
@@ -65,20 +63,30 @@ func (v *View) sync() error {
 
 // drain applies every notification queued on the monitor socket, in order.
 func (v *View) drain() error {
+	buf := drainBuffers.Get().(*drainBuffer)
+	defer drainBuffers.Put(buf)
 	for {
-		n, _, err := unix.Recvfrom(v.monitor, v.buf, unix.MSG_DONTWAIT)
+		n, err := buf.receive(v.monitor)
 		switch {
 		case err == nil:
-			if _, ok := splitMessages(v.buf[:n], v.apply); !ok {
-				v.stale = true
-			}
 		case errors.Is(err, unix.EINTR):
+			continue
 		case errors.Is(err, unix.EAGAIN):
 			return nil
 		case errors.Is(err, unix.ENOBUFS):
 			v.stale = true
+			continue
 		default:
 			return errors.Wrap(err, "reading rtnetlink notifications")
+		}
+		for i := range n {
+			datagram, truncated := buf.message(i)
+			if _, ok := splitMessages(datagram, v.apply); !ok || truncated {
+				v.stale = true
+			}
+		}
+		if n < drainSlots {
+			return nil
 		}
 	}
 }
@@ -109,15 +117,19 @@ func (v *View) apply(msgType, flags uint16, _ uint32, payload []byte) bool {
 			v.s.addRoute(&route)
 		}
 	case unix.RTM_NEWLINK, unix.RTM_DELLINK:
-		index, linkFlags, ok := parseLink(payload)
+		l, ok := parseLink(payload)
 		switch {
 		case !ok:
 			v.stale = true
 		case msgType == unix.RTM_DELLINK:
-			v.s.dropOif(index)
-			delete(v.resync, index)
-		case linkFlags&unix.IFF_UP == 0:
-			v.resyncIfRouted(index)
+			v.s.delLink(l.index)
+			v.s.dropOif(l.index)
+			delete(v.resync, l.index)
+		default:
+			v.s.setLink(&l)
+			if l.flags&unix.IFF_UP == 0 {
+				v.resyncIfRouted(l.index)
+			}
 		}
 	case unix.RTM_DELADDR:
 		index, addr, ok := parseAddr(payload)
@@ -146,11 +158,19 @@ func (v *View) resyncIfRouted(oif int) {
 	}
 }
 
-// rebuild reads every rule and route from scratch.
+// rebuild reads every link, rule and route from scratch.
 func (v *View) rebuild() error {
 	v.stale = false
 	clear(v.resync)
-	err := v.dump(unix.RTM_GETRULE, make([]byte, sizeofFibRuleHdr), v.s.resetRules, func(msgType uint16, payload []byte) {
+	err := v.dump(unix.RTM_GETLINK, linkDumpRequest(), v.s.resetLinks, func(msgType uint16, payload []byte) {
+		if l, ok := parseLink(payload); ok && msgType == unix.RTM_NEWLINK {
+			v.s.setLink(&l)
+		}
+	})
+	if err != nil {
+		return errors.Wrap(err, "listing links")
+	}
+	err = v.dump(unix.RTM_GETRULE, make([]byte, sizeofFibRuleHdr), v.s.resetRules, func(msgType uint16, payload []byte) {
 		if rule, ok := parseRule(payload); ok && msgType == unix.RTM_NEWRULE {
 			v.s.addRule(&rule)
 		}
@@ -229,10 +249,19 @@ func (v *View) dump(msgType uint16, payload []byte, reset func(), each func(msgT
 // Mark is the rtnetlink protocol value of the forwarder's rules and routes.
 func (v *View) Mark() uint8 { return v.s.mark }
 
-// Link returns the index of the named interface and whether it is up.
+// Link returns the index of the named interface and whether it is up. A name the view does not know (an
+// alternative name, say) is asked of the kernel.
 func (v *View) Link(name string) (index int, up bool, err error) {
+	if l, ok := v.s.links[name]; ok {
+		return l.index, l.flags&unix.IFF_UP != 0, nil
+	}
 	index, flags, err := v.request.link(name)
 	return index, flags&unix.IFF_UP != 0, err
+}
+
+// linkDumpRequest asks for every link without its statistics, which the view does not need.
+func linkDumpRequest() []byte {
+	return appendUint32Attr(make([]byte, unix.SizeofIfInfomsg), unix.IFLA_EXT_MASK, rtextFilterSkipStats)
 }
 
 // SetLinkUp brings the link up.

@@ -63,6 +63,9 @@ func contents(v *View) []string {
 	for table := range v.s.emptyRuled {
 		out = append(out, fmt.Sprintf("empty ruled %d", table))
 	}
+	for name, l := range v.s.links {
+		out = append(out, fmt.Sprintf("link %s %d up %v", name, l.index, l.flags&unix.IFF_UP != 0))
+	}
 	sort.Strings(out)
 	return out
 }
