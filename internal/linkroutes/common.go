@@ -82,7 +82,7 @@ func plan(view *routeview.View, link int, desired map[routeview.Slot]*desiredRou
 			writes = append(writes, *op)
 		}
 	}
-	for _, route := range view.MarkedVia(link) {
+	for route := range view.MarkedVia(link) {
 		if _, ok := desired[route.Slot()]; !ok && route.Table == routeview.MainTable {
 			deletes = append(deletes, route.DeleteOp())
 		}
@@ -155,7 +155,7 @@ func (l *linkRoutes) removeAll(conn *networkservice.Connection) error {
 		return errors.Wrapf(err, "finding interface %s", mechanism.GetInterfaceName())
 	}
 	var deletes []routeview.Op
-	for _, route := range view.MarkedVia(link) {
+	for route := range view.MarkedVia(link) {
 		if route.Table == routeview.MainTable {
 			deletes = append(deletes, route.DeleteOp())
 		}

@@ -94,9 +94,10 @@ func (r *reconciler) classify(table uint32, sel selector) claim {
 		}
 		hasRule = true
 	}
-	routes := r.view.Routes(table)
-	for i := range routes {
-		if r.isOurRoute(&routes[i]) || hasRule && !r.isMarked(&routes[i]) {
+	hasRoutes := false
+	for route := range r.view.Routes(table) {
+		hasRoutes = true
+		if r.isOurRoute(route) || hasRule && !r.isMarked(route) {
 			continue
 		}
 		return busy
@@ -104,7 +105,7 @@ func (r *reconciler) classify(table uint32, sel selector) claim {
 	switch {
 	case hasRule:
 		return ownedByRule
-	case len(routes) > 0:
+	case hasRoutes:
 		return ownedByRoutes
 	default:
 		return free
@@ -199,10 +200,9 @@ func (r *reconciler) planRoutes(p *plan, index int, pol *policy, table uint32) e
 		}
 		p.routeWrites = append(p.routeWrites, *op)
 	}
-	routes := r.view.Routes(table)
-	for j := range routes {
-		if r.isOurRoute(&routes[j]) && !wanted[routes[j].Slot()] {
-			p.routeDeletes = append(p.routeDeletes, routes[j].DeleteOp())
+	for route := range r.view.Routes(table) {
+		if r.isOurRoute(route) && !wanted[route.Slot()] {
+			p.routeDeletes = append(p.routeDeletes, route.DeleteOp())
 		}
 	}
 	return nil
@@ -285,17 +285,15 @@ func (r *reconciler) planLinkLeftovers(p *plan) {
 	if r.link == 0 {
 		return
 	}
-	byTable := make(map[uint32][]routeview.Route)
-	for _, route := range r.view.MarkedVia(r.link) {
+	byTable := make(map[uint32]int)
+	for route := range r.view.MarkedVia(r.link) {
 		if r.opts.inRange(route.Table) && !r.claimed[route.Table] {
-			byTable[route.Table] = append(byTable[route.Table], route)
+			byTable[route.Table]++
+			p.routeDeletes = append(p.routeDeletes, route.DeleteOp())
 		}
 	}
-	for table, routes := range byTable {
-		for i := range routes {
-			p.routeDeletes = append(p.routeDeletes, routes[i].DeleteOp())
-		}
-		if len(r.view.Routes(table)) != len(routes) {
+	for table, ours := range byTable {
+		if r.view.RouteCount(table) != ours {
 			continue
 		}
 		r.claimed[table] = true

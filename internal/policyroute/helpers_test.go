@@ -148,7 +148,8 @@ func ruleString(r *netlink.Rule) string {
 		r.Family, r.Src, r.IPProto, r.Sport, r.Dport, r.Priority, r.Table, r.Protocol, other)
 }
 
-// monitor counts rule and route writes into the table range as rtnetlink reports them.
+// monitor counts rule and route writes into the table range as rtnetlink reports them; without options, into
+// every table but the local one.
 type monitor struct {
 	socket *nl.NetlinkSocket
 	n      *testNS
@@ -216,7 +217,7 @@ func (m *monitor) handle(msg *syscall.NetlinkMessage) {
 		m.marks <- struct{}{}
 		return
 	}
-	if m.o.inRange(table) {
+	if m.o == nil && table != unix.RT_TABLE_LOCAL || m.o != nil && m.o.inRange(table) {
 		m.record(fmt.Sprintf("%s table %d", messageName(msg.Header.Type), table))
 	}
 }

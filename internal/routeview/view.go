@@ -3,6 +3,7 @@ package routeview
 import (
 	"github.com/pkg/errors"
 	"golang.org/x/sys/unix"
+	"iter"
 )
 
 // syncRounds bounds how often one sync re-reads the kernel while the namespace keeps changing under it.
@@ -277,13 +278,27 @@ func (v *View) Rules(table uint32) []Rule {
 	return v.s.rules[table]
 }
 
-// Routes returns the routes of table.
-func (v *View) Routes(table uint32) []Route {
-	var out []Route
-	for slot := range v.s.byTable[table] {
-		out = append(out, v.s.routes[slot]...)
+// Routes yields the routes of table.
+func (v *View) Routes(table uint32) iter.Seq[*Route] {
+	return func(yield func(*Route) bool) {
+		for slot := range v.s.byTable[table] {
+			routes := v.s.routes[slot]
+			for i := range routes {
+				if !yield(&routes[i]) {
+					return
+				}
+			}
+		}
 	}
-	return out
+}
+
+// RouteCount is the number of routes in table.
+func (v *View) RouteCount(table uint32) int {
+	n := 0
+	for slot := range v.s.byTable[table] {
+		n += len(v.s.routes[slot])
+	}
+	return n
 }
 
 // RoutesAt returns the routes in slot.
@@ -291,17 +306,18 @@ func (v *View) RoutesAt(slot Slot) []Route {
 	return v.s.routes[slot]
 }
 
-// MarkedVia returns the routes through oif, in every table, that carry the mark.
-func (v *View) MarkedVia(oif int) []Route {
-	var out []Route
-	for slot := range v.s.byOif[oif] {
-		for _, r := range v.s.routes[slot] {
-			if r.Oif == oif && r.Protocol == v.s.mark {
-				out = append(out, r)
+// MarkedVia yields the routes through oif, in every table, that carry the mark.
+func (v *View) MarkedVia(oif int) iter.Seq[*Route] {
+	return func(yield func(*Route) bool) {
+		for slot := range v.s.byOif[oif] {
+			routes := v.s.routes[slot]
+			for i := range routes {
+				if routes[i].Oif == oif && routes[i].Protocol == v.s.mark && !yield(&routes[i]) {
+					return
+				}
 			}
 		}
 	}
-	return out
 }
 
 // EmptyRuleTables returns the tables that a marked rule looks up and that hold no marked route: rules left
@@ -349,8 +365,10 @@ func (v *View) Write(ops []Op) error {
 			v.stale = true
 		}
 	})
-	if syncErr := v.sync(); err == nil {
-		err = syncErr
+	if v.stale || len(v.resync) > 0 {
+		if syncErr := v.sync(); err == nil {
+			err = syncErr
+		}
 	}
 	return err
 }
