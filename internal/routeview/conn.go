@@ -139,9 +139,9 @@ func (c *requestConn) dumpConsistent(msgType uint16, payload []byte, reset func(
 	return err
 }
 
-// link asks the kernel for one interface's index and flags by name. A full link dump or the netlink
+// link asks the kernel for one interface by name. A full link dump or the netlink
 // library's LinkByName decodes every attribute and statistic, which costs more than a small Request.
-func (c *requestConn) link(name string) (index int, flags uint32, err error) {
+func (c *requestConn) link(name string) (found link, err error) {
 	c.seq++
 	seq := c.seq
 	payload := make([]byte, unix.SizeofIfInfomsg)
@@ -152,9 +152,9 @@ func (c *requestConn) link(name string) (index int, flags uint32, err error) {
 	payload = appendAttr(payload, attrType, append([]byte(name), 0))
 	request := appendMessage(nil, unix.RTM_GETLINK, unix.NLM_F_REQUEST, seq, payload)
 	if err := unix.Sendto(c.fd, request, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return 0, 0, err
+		return found, err
 	}
-	found := false
+	ok := false
 	recvErr := c.receive(func(msgType, _ uint16, replySeq uint32, reply []byte) bool {
 		if replySeq != seq {
 			return true
@@ -168,20 +168,18 @@ func (c *requestConn) link(name string) (index int, flags uint32, err error) {
 				}
 			}
 		case unix.RTM_NEWLINK:
-			var l link
-			l, found = parseLink(reply)
-			index, flags = l.index, l.flags
+			found, ok = parseLink(reply)
 			return false
 		}
 		return true
 	})
 	if recvErr != nil {
-		return 0, 0, recvErr
+		return found, recvErr
 	}
-	if err == nil && !found {
+	if err == nil && !ok {
 		err = errors.New("malformed link reply")
 	}
-	return index, flags, err
+	return found, err
 }
 
 // setLinkUp sets the link's IFF_UP flag and nothing else.

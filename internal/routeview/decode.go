@@ -27,8 +27,6 @@ const (
 	rtaPref      = unix.RTA_PREF
 	// icmpv6RouterPrefMedium is the router preference of a route nobody gave one.
 	icmpv6RouterPrefMedium = 0
-	// rtextFilterSkipStats asks link dumps to leave out statistics (RTEXT_FILTER_SKIP_STATS).
-	rtextFilterSkipStats = 1 << 3
 )
 
 // attrs iterates over rtnetlink attributes; it stops, reporting false, at the first malformed one.

@@ -1,10 +1,13 @@
 package routeview
 
 import (
+	"fmt"
+	"net/url"
 	"sync"
 	"time"
 
 	"github.com/pkg/errors"
+	"golang.org/x/sys/unix"
 
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/tools/nshandle"
 )
@@ -60,12 +63,10 @@ func (r *Registry) Mark() uint8 { return r.mark }
 // Open returns the view of the namespace netnsURL names, locked for the caller and in step with the
 // kernel. The caller must call done when it has finished reading and writing.
 func (r *Registry) Open(netnsURL string) (v *View, done func(), err error) {
-	target, err := nshandle.FromURL(netnsURL)
+	id, err := namespaceID(netnsURL)
 	if err != nil {
 		return nil, nil, errors.Wrapf(err, "opening network namespace %s", netnsURL)
 	}
-	defer func() { _ = target.Close() }()
-	id := target.UniqueId()
 
 	r.mu.Lock()
 	e := r.entries[id]
@@ -86,12 +87,10 @@ func (r *Registry) Open(netnsURL string) (v *View, done func(), err error) {
 		r.mu.Unlock()
 	}
 	if e.view == nil {
-		request, monitor, err := openSockets(target)
-		if err != nil {
+		if e.view, err = openView(netnsURL, id, r.mark); err != nil {
 			release()
-			return nil, nil, errors.Wrapf(err, "opening netlink sockets in %s", netnsURL)
+			return nil, nil, err
 		}
-		e.view = newView(id, request, monitor, r.mark)
 		e.view.registry = e
 	}
 	if err := e.view.sync(); err != nil {
@@ -99,6 +98,38 @@ func (r *Registry) Open(netnsURL string) (v *View, done func(), err error) {
 		return nil, nil, errors.Wrapf(err, "reading the rules and routes of %s", netnsURL)
 	}
 	return e.view, release, nil
+}
+
+// namespaceID names the namespace a file:// URL points at by its device and inode, as netns.NsHandle's
+// UniqueId does, without opening it: a view, once open, keeps its namespace alive, so the pair cannot name
+// another namespace while the view exists.
+func namespaceID(netnsURL string) (string, error) {
+	u, err := url.Parse(netnsURL)
+	if err != nil || u.Scheme != "file" {
+		return "", errors.Errorf("not a file:// URL: %q", netnsURL)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(u.Path, &st); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("NS(%d:%d)", st.Dev, st.Ino), nil
+}
+
+// openView opens the sockets of a new view inside the namespace, which must still be the one named id.
+func openView(netnsURL, id string, mark uint8) (*View, error) {
+	target, err := nshandle.FromURL(netnsURL)
+	if err != nil {
+		return nil, errors.Wrapf(err, "opening network namespace %s", netnsURL)
+	}
+	defer func() { _ = target.Close() }()
+	if target.UniqueId() != id {
+		return nil, errors.Errorf("network namespace %s changed while being opened", netnsURL)
+	}
+	request, monitor, err := openSockets(target)
+	if err != nil {
+		return nil, errors.Wrapf(err, "opening netlink sockets in %s", netnsURL)
+	}
+	return newView(id, request, monitor, mark), nil
 }
 
 // Hold keeps v open on behalf of holder until Release(holder), or until holder holds another view.

@@ -159,19 +159,13 @@ func (v *View) resyncIfRouted(oif int) {
 	}
 }
 
-// rebuild reads every link, rule and route from scratch.
+// rebuild reads every rule and route from scratch, and forgets the links it knew: those are asked for
+// again when needed.
 func (v *View) rebuild() error {
 	v.stale = false
 	clear(v.resync)
-	err := v.dump(unix.RTM_GETLINK, linkDumpRequest(), v.s.resetLinks, func(msgType uint16, payload []byte) {
-		if l, ok := parseLink(payload); ok && msgType == unix.RTM_NEWLINK {
-			v.s.setLink(&l)
-		}
-	})
-	if err != nil {
-		return errors.Wrap(err, "listing links")
-	}
-	err = v.dump(unix.RTM_GETRULE, make([]byte, sizeofFibRuleHdr), v.s.resetRules, func(msgType uint16, payload []byte) {
+	v.s.resetLinks()
+	err := v.dump(unix.RTM_GETRULE, make([]byte, sizeofFibRuleHdr), v.s.resetRules, func(msgType uint16, payload []byte) {
 		if rule, ok := parseRule(payload); ok && msgType == unix.RTM_NEWRULE {
 			v.s.addRule(&rule)
 		}
@@ -250,19 +244,17 @@ func (v *View) dump(msgType uint16, payload []byte, reset func(), each func(msgT
 // Mark is the rtnetlink protocol value of the forwarder's rules and routes.
 func (v *View) Mark() uint8 { return v.s.mark }
 
-// Link returns the index of the named interface and whether it is up. A name the view does not know (an
-// alternative name, say) is asked of the kernel.
+// Link returns the index of the named interface and whether it is up. A link the view has not seen yet is
+// asked of the kernel once; notifications keep what it says true from then on.
 func (v *View) Link(name string) (index int, up bool, err error) {
-	if l, ok := v.s.links[name]; ok {
-		return l.index, l.flags&unix.IFF_UP != 0, nil
+	l, ok := v.s.links[name]
+	if !ok {
+		if l, err = v.request.link(name); err != nil {
+			return 0, false, err
+		}
+		v.s.setLink(&l)
 	}
-	index, flags, err := v.request.link(name)
-	return index, flags&unix.IFF_UP != 0, err
-}
-
-// linkDumpRequest asks for every link without its statistics, which the view does not need.
-func linkDumpRequest() []byte {
-	return appendUint32Attr(make([]byte, unix.SizeofIfInfomsg), unix.IFLA_EXT_MASK, rtextFilterSkipStats)
+	return l.index, l.flags&unix.IFF_UP != 0, nil
 }
 
 // SetLinkUp brings the link up.

@@ -63,9 +63,6 @@ func contents(v *View) []string {
 	for table := range v.s.emptyRuled {
 		out = append(out, fmt.Sprintf("empty ruled %d", table))
 	}
-	for name, l := range v.s.links {
-		out = append(out, fmt.Sprintf("link %s %d up %v", name, l.index, l.flags&unix.IFF_UP != 0))
-	}
 	sort.Strings(out)
 	return out
 }
@@ -79,11 +76,20 @@ func withView(t *testing.T, registry *Registry, n *testNamespace, use func(v *Vi
 	use(view)
 }
 
-// requireInStep checks that the view registry keeps equals a view freshly built from the kernel.
+// requireInStep checks that the view registry keeps equals a view freshly built from the kernel, and that
+// every link it knows is what the kernel says of it.
 func requireInStep(t *testing.T, registry *Registry, n *testNamespace, step string) {
 	t.Helper()
 	var kept []string
-	withView(t, registry, n, func(v *View) { kept = contents(v) })
+	withView(t, registry, n, func(v *View) {
+		kept = contents(v)
+		for name, l := range v.s.links {
+			actual, err := v.request.link(name)
+			require.NoError(t, err, "after %s the view still knows link %s", step, name)
+			require.Equal(t, actual.index, l.index, "after %s", step)
+			require.Equal(t, actual.flags&unix.IFF_UP, l.flags&unix.IFF_UP, "after %s link %s", step, name)
+		}
+	})
 	fresh := NewRegistry(testMark)
 	defer fresh.Close()
 	withView(t, fresh, n, func(v *View) { require.Equal(t, contents(v), kept, "after %s", step) })
@@ -99,6 +105,12 @@ func TestViewStaysInStepWithTheKernel(t *testing.T) {
 	n.ip(t, "-6", "addr", "add", "fd00::1/64", "dev", "lna", "nodad")
 	n.ip(t, "addr", "add", "172.16.0.2/32", "dev", "lna")
 	n.ip(t, "addr", "add", "172.17.0.1/32", "dev", "lnb")
+	withView(t, registry, n, func(v *View) {
+		for _, name := range []string{"lna", "lnb"} {
+			_, _, err := v.Link(name)
+			require.NoError(t, err)
+		}
+	})
 	requireInStep(t, registry, n, "opening")
 
 	steps := []struct {
@@ -219,5 +231,5 @@ func TestViewsCloseWhenNobodyHoldsThem(t *testing.T) {
 	registry.Release("conn-1")
 	require.Eventually(t, func() bool { return registry.Views() == 0 }, time.Second, 10*time.Millisecond)
 
-	withView(t, registry, n, func(v *View) { require.NotEmpty(t, v.s.links, "a closed view opens again") })
+	withView(t, registry, n, func(v *View) { require.Empty(t, v.s.links, "a closed view opens anew") })
 }
