@@ -97,6 +97,11 @@ func Start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 		{"serve on " + cfg.ListenOn.String(), f.serve},
 		{"register with " + cfg.ConnectTo.String(), f.register},
 	}
+	logger := log.FromContext(ctx)
+	logger.Infof("there are %d phases which will be executed followed by a success message:", len(steps))
+	for i, step := range steps {
+		logger.Infof("%d: %s", i+1, step.name)
+	}
 	for _, step := range steps {
 		if err := phases.Run(ctx, step.name, step.run); err != nil {
 			return err
@@ -105,7 +110,8 @@ func Start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 			return context.Cause(ctx)
 		}
 	}
-	log.FromContext(ctx).Info("forwarder-vpp is ready")
+	logger.Infof("startup completed in %s", phases.SinceStart())
+	logger.Info("forwarder-vpp is ready")
 	return nil
 }
 
@@ -121,7 +127,11 @@ func (f *forwarder) connectToVPP() (err error) {
 		stopVPP()
 		return err
 	}
-	f.phases.OnStop("release VPP", vppReleaseBound, func(context.Context) error { f.vpp.Close(); stopVPP(); return nil })
+	f.phases.OnStop("release VPP", vppReleaseBound, func(stopCtx context.Context) error {
+		f.vpp.Close()
+		stopVPP()
+		return waitForVPPEnd(stopCtx, f.vpp.Exited)
+	})
 	go abortWhenVPPExits(f.vpp.Exited, f.abort)
 	f.vppAPI = extendtimeout.NewConnection(f.vpp, f.cfg.VPPMinOperationTimeout)
 	return nil
@@ -230,6 +240,25 @@ func (f *forwarder) register() error {
 	}
 	f.phases.OnStop("unregister", unregisterBound, registered.Unregister)
 	return nil
+}
+
+// waitForVPPEnd waits until a VPP the forwarder started has ended (its lifetime's end kills it,
+// but asynchronously): the forwarder must not exit before its VPP, which would then run on
+// without it. Nothing to wait for with an external VPP.
+func waitForVPPEnd(ctx context.Context, exited <-chan error) error {
+	if exited == nil {
+		return nil
+	}
+	for {
+		select {
+		case _, open := <-exited:
+			if !open {
+				return nil
+			}
+		case <-ctx.Done():
+			return errors.New("VPP has not ended")
+		}
+	}
 }
 
 func abortWhenVPPExits(exited <-chan error, abort context.CancelCauseFunc) {

@@ -13,6 +13,7 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 // kernelEnd is what one end of a connection holds in its namespace: the interface's global addresses and
@@ -70,7 +71,7 @@ func routes(prefixAndNextHop ...string) []*networkservice.Route {
 // new context says: the endpoint's side too, where routes and next hops used to be only ever added.
 func TestReRequestLeavesBothKernelEndsAsTheNewContextSays(t *testing.T) {
 	nsc, nse := newTestNetNS(t), newTestNetNS(t)
-	h := newHarness(t, kernelif.Tap, kernelNextHop(nse, "nse-1"))
+	h := newHarness(t, vpptest.Sim, kernelif.Tap, kernelNextHop(nse, "nse-1"))
 	request := kernelRequest("conn-readdress", nsc, "nsc-1", payload.IP)
 	steps := []contextStep{{
 		name:     "first Request",
