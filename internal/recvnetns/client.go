@@ -1,0 +1,68 @@
+package recvnetns
+
+import (
+	"context"
+
+	"github.com/golang/protobuf/ptypes/empty"
+	"github.com/pkg/errors"
+	"google.golang.org/grpc"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/recvfd"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+	"github.com/networkservicemesh/sdk/pkg/tools/postpone"
+)
+
+// NewClient returns sdk's recvfd client between the two checks, for the connection the next hop
+// returns. Use it in place of recvfd.NewClient, after every element that opens a namespace.
+func NewClient() networkservice.NetworkServiceClient {
+	return chain.NewNetworkServiceClient(&verifyClient{}, recvfd.NewClient(), &wireClient{})
+}
+
+// verifyClient refuses a returned connection whose namespace recvfd did not receive, and closes it
+// on the next hop.
+type verifyClient struct{}
+
+func (c *verifyClient) Request(ctx context.Context, request *networkservice.NetworkServiceRequest, opts ...grpc.CallOption) (*networkservice.Connection, error) {
+	closeCtxFunc := postpone.ContextWithValues(ctx)
+	ctx, record := withWireInodes(ctx)
+	conn, err := next.Client(ctx).Request(ctx, request, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := record.verify(connectionMechanism(conn)); err != nil {
+		closeCtx, cancel := closeCtxFunc()
+		defer cancel()
+		if _, closeErr := next.Client(ctx).Close(closeCtx, conn, opts...); closeErr != nil {
+			log.FromContext(ctx).Warnf("recvnetns: closing the refused connection %s on the next hop: %v", conn.GetId(), closeErr)
+		}
+		return nil, errors.Errorf("connection %s: the next hop's %v", conn.GetId(), err)
+	}
+	return conn, nil
+}
+
+// Close passes: the connection it closes is the one verified on Request.
+func (c *verifyClient) Close(ctx context.Context, conn *networkservice.Connection, opts ...grpc.CallOption) (*empty.Empty, error) {
+	return next.Client(ctx).Close(ctx, conn, opts...)
+}
+
+// wireClient records the inode the next hop's connection names before recvfd rewrites it.
+type wireClient struct{}
+
+func (c *wireClient) Request(ctx context.Context, request *networkservice.NetworkServiceRequest, opts ...grpc.CallOption) (*networkservice.Connection, error) {
+	conn, err := next.Client(ctx).Request(ctx, request, opts...)
+	if err != nil {
+		return nil, err
+	}
+	// A malformed URL is left unrecorded, and verifyClient refuses it.
+	if record := wireInodesFrom(ctx); record != nil {
+		_ = record.record(connectionMechanism(conn))
+	}
+	return conn, nil
+}
+
+func (c *wireClient) Close(ctx context.Context, conn *networkservice.Connection, opts ...grpc.CallOption) (*empty.Empty, error) {
+	return next.Client(ctx).Close(ctx, conn, opts...)
+}
