@@ -2,7 +2,9 @@ package xconnect_test
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,11 +42,13 @@ type harness struct {
 	ctx       context.Context
 	vpp       *testVPP
 	forwarder endpoint.Endpoint
+	nsmgr     *nsmgr
 	hop       *nextHop
 }
 
 // newHarness runs the forwarder endpoint in-process on a VPP simulator, connecting onward to hop.
-// The test plays nsmgr: it calls the endpoint directly with the next hop's URL already chosen.
+// The test plays nsmgr: it calls the endpoint over gRPC, passing namespaces as file descriptors,
+// with the next hop's URL already chosen.
 // The simulator gets a node namespace of its own unless the veth mechanism needs it to share the
 // test process's (see startTestVPP).
 func newHarness(t *testing.T, kind kernelif.Kind, hop *nextHop, opts ...xconnect.Option) *harness {
@@ -57,10 +61,12 @@ func newHarness(t *testing.T, kind kernelif.Kind, hop *nextHop, opts ...xconnect
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	hopURL := hop.serve(ctx, t)
+	forwarder := newForwarder(ctx, t, vpp, vpp, kind, opts...)
 	return &harness{
 		ctx:       clienturlctx.WithClientURL(ctx, hopURL),
 		vpp:       vpp,
-		forwarder: newForwarder(ctx, t, vpp, vpp, kind, opts...),
+		forwarder: forwarder,
+		nsmgr:     serveForwarder(t, forwarder),
 		hop:       hop,
 	}
 }
@@ -84,7 +90,7 @@ func (h *harness) request(t *testing.T, request *networkservice.NetworkServiceRe
 	t.Helper()
 	ctx, cancel := context.WithTimeout(h.ctx, 20*time.Second)
 	defer cancel()
-	conn, err := h.forwarder.Request(ctx, request)
+	conn, err := h.nsmgr.Request(ctx, request)
 	require.NoError(t, err)
 	return conn
 }
@@ -93,11 +99,12 @@ func (h *harness) close(t *testing.T, conn *networkservice.Connection) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(h.ctx, 20*time.Second)
 	defer cancel()
-	_, err := h.forwarder.Close(ctx, conn)
+	_, err := h.nsmgr.Close(ctx, conn)
 	require.NoError(t, err)
 }
 
-// kernelRequest is what nsmgr forwards for a client asking for a kernel interface in netnsPath.
+// kernelRequest is what nsmgr forwards for a client asking for a kernel interface in netnsPath;
+// nsmgr passes the namespace as a file descriptor.
 func kernelRequest(connID, netnsPath, ifName, connPayload string) *networkservice.NetworkServiceRequest {
 	return &networkservice.NetworkServiceRequest{
 		Connection: &networkservice.Connection{
@@ -123,7 +130,8 @@ func kernelRequest(connID, netnsPath, ifName, connPayload string) *networkservic
 	}
 }
 
-// kernelNextHop accepts the kernel mechanism into its own namespace, as a local NSE does.
+// kernelNextHop accepts the kernel mechanism into its own namespace, as a local NSE does, and
+// passes the namespace back as a file descriptor.
 func kernelNextHop(netnsPath, ifName string) *nextHop {
 	return &nextHop{mechanismType: kernelmech.MECHANISM, configure: func(m *networkservice.Mechanism) {
 		m.Parameters[kernelmech.NetNSURL] = "file://" + netnsPath
@@ -143,10 +151,20 @@ func requireKernelEnd(t *testing.T, netnsPath, ifName, alias, address string) ne
 func tapCreatedFor(t *testing.T, creates []*tapv2.TapCreateV3, netnsPath string) *tapv2.TapCreateV3 {
 	t.Helper()
 	for _, create := range creates {
-		if create.HostNamespace == netnsPath {
+		if netnsID(create.HostNamespace) == netnsID(netnsPath) {
 			return create
 		}
 	}
 	t.Fatalf("no tap_create_v3 for %s among %+v", netnsPath, creates)
 	return nil
+}
+
+// netnsID identifies the namespace a path opens by device and inode: the forwarder hands VPP the
+// descriptor it received (/proc/<pid>/fd/<n>), never the path the client opened.
+func netnsID(path string) string {
+	var stat syscall.Stat_t
+	if err := syscall.Stat(path, &stat); err != nil {
+		return "unopenable " + path
+	}
+	return fmt.Sprintf("%d:%d", stat.Dev, stat.Ino)
 }

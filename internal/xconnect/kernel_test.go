@@ -108,7 +108,7 @@ func TestMalformedRequestIsRefusedBeforeVPPIsTouched(t *testing.T) {
 	request := kernelRequest("conn-bad", nscNS, "nsc-1", payload.IP)
 	request.GetConnection().GetContext().GetIpContext().SrcIpAddrs = []string{"172.16.0.1"}
 
-	_, err := h.forwarder.Request(h.ctx, request)
+	_, err := h.nsmgr.Request(h.ctx, request)
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.Contains(t, err.Error(), `"172.16.0.1"`)
 	require.Empty(t, sentOfType[*tapv2.TapCreateV3](h.vpp))
@@ -127,7 +127,9 @@ func TestMemifRequestAndClose(t *testing.T) {
 	require.Len(t, sockets, 1)
 	require.True(t, sockets[0].IsAdd)
 	require.True(t, strings.HasPrefix(sockets[0].SocketFilename, "abstract:"), "an abstract socket, got %q", sockets[0].SocketFilename)
-	require.True(t, strings.HasSuffix(sockets[0].SocketFilename, ",netns_name="+nscNS), "the socket must live in the client's namespace, got %q", sockets[0].SocketFilename)
+	_, socketNetns, found := strings.Cut(sockets[0].SocketFilename, ",netns_name=")
+	require.True(t, found, "the socket must name a namespace, got %q", sockets[0].SocketFilename)
+	require.Equal(t, netnsID(nscNS), netnsID(socketNetns), "the socket must live in the client's namespace, got %q", sockets[0].SocketFilename)
 	memifs := sentOfType[*memifapi.MemifCreate](h.vpp)
 	require.Len(t, memifs, 1)
 	require.Equal(t, memifapi.MEMIF_ROLE_API_MASTER, memifs[0].Role, "the forwarder serves the client's memif")

@@ -65,7 +65,7 @@ func TestVxlanBetweenTwoNodesCarriesTraffic(t *testing.T) {
 		forwarder: newForwarder(ctx, t, vppB, vppB, kernelif.Tap),
 		nseURL:    kernelNextHop(nse.Path(), "nse-1").serve(ctx, t),
 	}).serve(t)
-	forwarderA := newForwarder(ctx, t, vppA, vppA, kernelif.Tap, xconnect.WithMechanismPriority([]string{vxlanmech.MECHANISM}))
+	forwarderA := serveForwarder(t, newForwarder(ctx, t, vppA, vppA, kernelif.Tap, xconnect.WithMechanismPriority([]string{vxlanmech.MECHANISM})))
 	requestCtx, cancelRequest := context.WithTimeout(clienturlctx.WithClientURL(ctx, nodeBURL), 20*time.Second)
 	defer cancelRequest()
 
