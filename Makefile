@@ -4,8 +4,9 @@
 GO        ?= go
 BIN       := $(CURDIR)/bin
 GOTESTFLAGS ?= -count=1 -timeout 40m
+FUZZTIME  ?= 1m
 
-.PHONY: all build tools test vet fmt-check bench demo clean
+.PHONY: all build tools test vet fmt-check bench fuzz demo clean
 
 all: build
 
@@ -25,6 +26,11 @@ tools:
 
 test: fmt-check vet tools
 	$(GO) test $(GOTESTFLAGS) ./...
+
+# Every fuzz target (found with go test -list '^Fuzz') for FUZZTIME each, e.g. FUZZTIME=10m.
+# `make test` replays their committed corpora (testdata/fuzz) as regular tests.
+fuzz:
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 # A two-node NSM domain in network namespaces, a client pinging through forwarder-vpp, torn down.
 demo:
