@@ -58,6 +58,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
 	"github.com/nsmfwd/forwarder-vpp/internal/recvnetns"
+	"github.com/nsmfwd/forwarder-vpp/internal/replyfd"
 	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 )
@@ -93,7 +94,7 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 			journal.NewServer(o.journal),
 			// Namespaces are opened only as the descriptors the peer passed.
 			recvnetns.NewServer(),
-			sendfd.NewServer(),
+			replyfd.NewServer(),
 			discover.NewServer(nsClient, nseClient),
 			roundrobin.NewServer(),
 			metrics.NewServer(ctx, vppConn, o.metricsOptions...),
