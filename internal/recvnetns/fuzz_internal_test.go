@@ -11,8 +11,8 @@ import (
 func FuzzNamespaceURLs(f *testing.F) {
 	for _, seed := range []string{
 		"inode://4/4026531840", "inode://4/04026531840", "inode://+4/1", "inode://4:1/2", "inode://4/1?x", "inode:///1",
-		"file:///proc/1/ns/net", ownDescriptorPrefix + "7", "file://" + ownDescriptorPrefix + "7", "file://" + ownDescriptorPrefix + "07",
-		"file://host" + ownDescriptorPrefix + "7", "/proc/1/ns/net", "", "%zz",
+		"inode://4/%31", "file:///proc/1/ns/net", ownDescriptorURLPrefix + "7", ownDescriptorURLPrefix + "07",
+		ownDescriptorURLPrefix + "7?x", "file://host/proc/1/fd/7", "/proc/1/ns/net", "", "%zz",
 	} {
 		f.Add(seed)
 	}
@@ -23,7 +23,7 @@ func FuzzNamespaceURLs(f *testing.F) {
 			}
 		}
 		if fd, err := parseOwnDescriptorURL(raw); err == nil {
-			if canonical := fmt.Sprintf("file://%s%d", ownDescriptorPrefix, fd); raw != canonical || fd < 0 {
+			if canonical := fmt.Sprintf("%s%d", ownDescriptorURLPrefix, fd); raw != canonical || fd < 0 {
 				t.Fatalf("accepted %q as descriptor %d", raw, fd)
 			}
 		}

@@ -2,7 +2,7 @@ package recvnetns
 
 import (
 	"fmt"
-	"net/url"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -63,22 +63,19 @@ func (n namedMechanism) wireInode() (id inode, present bool, err error) {
 }
 
 // parseInodeURL accepts exactly what grpcfd writes for a passed descriptor: inode://<dev>/<ino>
-// in decimal, nothing more.
+// in decimal, nothing more, so that one inode has one spelling.
 func parseInodeURL(raw string) (inode, error) {
-	fail := errors.New("not inode://<dev>/<ino>")
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "inode" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return inode{}, fail
-	}
-	dev, devErr := parseDecimal(u.Host)
-	ino, inoErr := parseDecimal(strings.TrimPrefix(u.Path, "/"))
-	if devErr != nil || inoErr != nil || u.Path != "/"+strconv.FormatUint(ino, 10) {
-		return inode{}, fail
+	rest, found := strings.CutPrefix(raw, "inode://")
+	devText, inoText, separated := strings.Cut(rest, "/")
+	dev, devErr := parseDecimal(devText)
+	ino, inoErr := parseDecimal(inoText)
+	if !found || !separated || devErr != nil || inoErr != nil {
+		return inode{}, errors.New("not inode://<dev>/<ino>")
 	}
 	return inode{dev: dev, ino: ino}, nil
 }
 
-// parseDecimal refuses signs, spaces and leading zeros, so that one inode has one spelling.
+// parseDecimal refuses signs, spaces and leading zeros.
 func parseDecimal(s string) (uint64, error) {
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil || strconv.FormatUint(n, 10) != s {
@@ -87,20 +84,16 @@ func parseDecimal(s string) (uint64, error) {
 	return n, nil
 }
 
-// ownDescriptorPrefix is how recvfd names a received descriptor: grpcfd opens it as
-// /proc/<pid>/fd/<n> of this process.
-var ownDescriptorPrefix = fmt.Sprintf("/proc/%d/fd/", os.Getpid())
+// ownDescriptorURLPrefix is how recvfd names a received descriptor: grpcfd opens it as
+// /proc/<pid>/fd/<n> of this process, and recvfd makes that a file:// URL.
+var ownDescriptorURLPrefix = fmt.Sprintf("file:///proc/%d/fd/", os.Getpid())
 
 // parseOwnDescriptorURL accepts exactly file:///proc/<own pid>/fd/<n> and returns n.
 func parseOwnDescriptorURL(raw string) (int, error) {
-	fail := errors.New("not a descriptor of this process")
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "file" || u.Host != "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return 0, fail
-	}
-	fd, err := parseDecimal(strings.TrimPrefix(u.Path, ownDescriptorPrefix))
-	if err != nil || !strings.HasPrefix(u.Path, ownDescriptorPrefix) || fd > 1<<30 {
-		return 0, fail
+	rest, found := strings.CutPrefix(raw, ownDescriptorURLPrefix)
+	fd, err := parseDecimal(rest)
+	if !found || err != nil || fd > math.MaxInt32 {
+		return 0, errors.New("not a descriptor of this process")
 	}
 	return int(fd), nil
 }
