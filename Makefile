@@ -1,4 +1,4 @@
-# forwarder-vpp: build, test and demo targets.
+# forwarder-vpp: build, test, release and demo targets.
 # `make demo` and `make test` are the two commands a fresh machine needs (see README).
 
 GO        ?= go
@@ -6,12 +6,32 @@ BIN       := $(CURDIR)/bin
 GOTESTFLAGS ?= -count=1 -timeout 40m
 FUZZTIME  ?= 1m
 
-.PHONY: all build tools test vet fmt-check bench fuzz demo clean
+# Release: the version comes from VERSION, which the manifests deploy too (test/kind checks both).
+VERSION   ?= $(shell cat $(CURDIR)/VERSION)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+CREATED   ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+IMAGE     ?= ghcr.io/nsmfwd/forwarder-vpp
+LDFLAGS   := -X main.version=$(VERSION)
+
+# The kind end-to-end suite: image build, cluster, SPIRE, both install paths and every scenario.
+KIND_E2E_TIMEOUT ?= 120m
+
+.PHONY: all build xdp image tools test kind-e2e vet fmt-check bench fuzz demo clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN)/ ./...
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./...
+
+# The uplink's XDP program (NSM_VPP_INIT=AF_XDP), as the image's build stage compiles it.
+xdp:
+	mkdir -p $(BIN)
+	scripts/build-xdp.sh $(BIN)/afxdp.o
+
+# The runtime image, tagged with VERSION and stamped (forwarder-vpp -version, OCI labels).
+image:
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+		--build-arg CREATED=$(CREATED) -t $(IMAGE):$(VERSION) .
 
 vet:
 	$(GO) vet ./...
@@ -19,11 +39,12 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# SPIRE (built from the pinned tools module into .cache/bin) and iproute2/ping for the end-to-end
-# tests; a no-op once they are there.
+# SPIRE (built from the pinned tools module into .cache/bin), iproute2/ping for the end-to-end
+# tests and clang for the XDP program; a no-op once they are there.
 tools:
 	scripts/install-tools.sh
 
+# Everything but the kind suite, which skips here and runs with make kind-e2e.
 test: fmt-check vet tools
 	$(GO) test $(GOTESTFLAGS) ./...
 
@@ -31,6 +52,10 @@ test: fmt-check vet tools
 # `make test` replays their committed corpora (testdata/fuzz) as regular tests.
 fuzz:
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+# Needs Docker, kind, kubectl, git and network access (docs/deploy.md, "Tests").
+kind-e2e:
+	KIND_E2E=1 $(GO) test -count=1 -v -timeout $(KIND_E2E_TIMEOUT) -run TestKindE2E ./test/kind/
 
 # A two-node NSM domain in network namespaces, a client pinging through forwarder-vpp, torn down.
 demo:

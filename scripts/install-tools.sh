@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end suite and `make demo` need beyond Go itself:
 # spire-server and spire-agent (built from the pinned tools module, cached in
-# .cache/bin), and iproute2 and iputils-ping when `ip` or `ping` is missing.
+# .cache/bin), iproute2 and iputils-ping when `ip` or `ping` is missing, and clang with the kernel's
+# UAPI headers when missing (scripts/build-xdp.sh builds the uplink's XDP program for the tests).
 # Safe to run repeatedly: a cached build of the pinned version is reused.
 set -euo pipefail
 
@@ -18,6 +19,8 @@ fi
 missing=()
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 command -v ping >/dev/null 2>&1 || missing+=(iputils-ping)
+command -v clang >/dev/null 2>&1 || missing+=(clang)
+[ -e /usr/include/linux/bpf.h ] || missing+=(linux-libc-dev)
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "install-tools: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive

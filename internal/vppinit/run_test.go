@@ -3,12 +3,14 @@ package vppinit_test
 import (
 	"context"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 	"go.fd.io/govpp/api"
+	"golang.org/x/sys/unix"
 
 	"github.com/networkservicemesh/govpp/binapi/acl"
 	"github.com/networkservicemesh/govpp/binapi/af_packet"
@@ -156,19 +158,51 @@ func TestUplinkByTunnelIPWithCustomParams(t *testing.T) {
 }
 
 // The simulator has no AF_XDP (it would need an XDP-capable driver): it answers as a VPP without
-// the af_xdp plugin, which shows what is asked of VPP and that its refusal stops the init.
+// the af_xdp plugin, which shows what is asked of VPP and that its refusal stops the init. Before
+// VPP is asked, the node is prepared as the stock forwarder prepares it.
 func TestAfXdpAsksVPPForAnXdpInterface(t *testing.T) {
-	handle, vpp := node(t)
+	handle, vpp := jumboNode(t)
+	params := vppinit.DefaultParams()
+	params.AfXdp.Prog = xdpProgram(t)
+	bpffs := filepath.Join(t.TempDir(), "bpf")
+	t.Cleanup(func() { _ = unix.Unmount(bpffs, unix.MNT_DETACH) })
 
-	_, err := vppinit.Run(context.Background(), vpp.conn, vppinit.AfXdp, nil, vppinit.WithNetlinkHandle(handle))
+	_, err := vppinit.Run(context.Background(), vpp.conn, vppinit.AfXdp, nil,
+		vppinit.WithNetlinkHandle(handle), vppinit.WithParams(params), vppinit.WithBPFFS(bpffs))
 	require.ErrorIs(t, err, api.UNIMPLEMENTED)
 	require.ErrorContains(t, err, "af_xdp_create_v3 on fcs-up0")
 	require.Empty(t, sent[*af_packet.AfPacketCreateV3](vpp))
 	creates := sent[*af_xdp.AfXdpCreateV3](vpp)
 	require.Len(t, creates, 1)
 	require.Equal(t, "fcs-up0", creates[0].HostIf)
-	require.Equal(t, vppinit.DefaultParams().AfXdp.RxqSize, creates[0].RxqSize)
+	require.Equal(t, params.AfXdp.Prog, creates[0].Prog, "VPP attaches the forwarder's program, not its own")
+	require.Equal(t, uint16(65535), creates[0].RxqNum, "a socket on every queue: the program redirects to the receiving queue's")
+	require.Equal(t, params.AfXdp.RxqSize, creates[0].RxqSize)
 	require.Equal(t, []string{"af_xdp_create_v3"}, vpp.names(), "nothing is configured on an interface VPP did not create")
+
+	var fs unix.Statfs_t
+	require.NoError(t, unix.Statfs(bpffs, &fs))
+	require.Equal(t, int64(unix.BPF_FS_MAGIC), int64(fs.Type), "a BPF filesystem for the program's pinned maps")
+	uplink, err := handle.LinkByName("fcs-up0")
+	require.NoError(t, err)
+	require.Equal(t, 3498, uplink.Attrs().MTU, "the stock forwarder's AF_XDP MTU")
+	require.NotZero(t, uplink.Attrs().Promisc)
+}
+
+// Without a usable XDP program, AF_XDP stops before VPP or the node is touched.
+func TestAfXdpWithoutItsProgramChangesNothing(t *testing.T) {
+	handle, vpp := jumboNode(t)
+	params := vppinit.DefaultParams()
+	params.AfXdp.Prog = filepath.Join(t.TempDir(), "absent.o")
+
+	_, err := vppinit.Run(context.Background(), vpp.conn, vppinit.AfXdp, nil,
+		vppinit.WithNetlinkHandle(handle), vppinit.WithParams(params), vppinit.WithBPFFS(filepath.Join(t.TempDir(), "bpf")))
+	require.ErrorContains(t, err, "NSM_VPP_INIT=AF_XDP: XDP program "+params.AfXdp.Prog)
+	require.Empty(t, vpp.names())
+	uplink, err := handle.LinkByName("fcs-up0")
+	require.NoError(t, err)
+	require.Equal(t, 9000, uplink.Attrs().MTU)
+	require.Zero(t, uplink.Attrs().Promisc)
 }
 
 func TestNoneTouchesNothingButDerivesTheTunnelIP(t *testing.T) {
