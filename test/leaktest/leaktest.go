@@ -18,6 +18,11 @@ const settleTime = 10 * time.Second
 // VerifyTestMain runs the package's tests, then fails if any goroutine they started still runs
 // after settleTime, but for the known ones more names.
 func VerifyTestMain(m *testing.M, known ...goleak.Option) {
+	os.Exit(Run(m, known...))
+}
+
+// Run is VerifyTestMain for a TestMain with more to do before it exits: it returns the exit code.
+func Run(m *testing.M, known ...goleak.Option) int {
 	code := m.Run()
 	if code == 0 {
 		if err := Settle(known...); err != nil {
@@ -25,7 +30,7 @@ func VerifyTestMain(m *testing.M, known ...goleak.Option) {
 			code = 1
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // Settle waits up to settleTime for the goroutines but the caller's (and the known ones) to end.
