@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of the module for FUZZTIME each (default 1m), one after the other, and
 # ends with a summary; exits non-zero when any target found a failing input (go test writes it
-# under the package's testdata/fuzz, where `make test` then replays it). FUZZFLAGS are passed to
-# go test (e.g. FUZZFLAGS=-parallel=1).
+# under the package's testdata/fuzz, where `make test` then replays it). Each new interesting input
+# is minimized for at most FUZZMINIMIZETIME (default 5s): go's default, 60s, can stall a target
+# for its whole FUZZTIME. FUZZFLAGS are passed to go test (e.g. FUZZFLAGS=-parallel=1).
 #
 # Targets are what `go test -list '^Fuzz'` reports. Only packages whose test files declare a
 # Fuzz function are asked: listing runs a package's TestMain, and some (the end-to-end suite's)
@@ -12,6 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 fuzztime="${FUZZTIME:-1m}"
+minimizetime="${FUZZMINIMIZETIME:-5s}"
 read -r -a flags <<<"${FUZZFLAGS:-}"
 
 fuzz_packages() {
@@ -32,7 +34,7 @@ for pkg in $(fuzz_packages); do
 	for target in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
 		echo "fuzz: $pkg $target for $fuzztime"
 		start=$(date +%s)
-		if go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" ${flags[@]+"${flags[@]}"} "$pkg"; then
+		if go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimizetime" ${flags[@]+"${flags[@]}"} "$pkg"; then
 			results+=("ok    $pkg $target ($(($(date +%s) - start))s)")
 		else
 			results+=("FAIL  $pkg $target ($(($(date +%s) - start))s)")
