@@ -14,6 +14,6 @@
 //     InvalidArgument before any element acts;
 //   - recvnetns wraps sdk's recvfd on both halves: a namespace is opened only as the file
 //     descriptor the peer passed, never by a path the peer wrote;
-//   - the onward dials carry monitorretry, so a cut next-hop monitor stream is re-opened before
-//     anything is reported DOWN (field report 4).
+//   - the onward dials carry monitorretry, so a next-hop monitor stream cut while the next hop
+//     lives is re-opened without a DOWN (field report 4), and a dead next hop is reported at once.
 package xconnect

@@ -41,6 +41,9 @@ type nextHop struct {
 	monitorStreams    atomic.Int32
 	requests          atomic.Int32
 
+	// kill stops serving as a SIGKILL does: open streams break and the socket stays, refusing.
+	kill func()
+
 	mu     sync.Mutex
 	closes []*networkservice.Connection
 }
@@ -83,6 +86,9 @@ func (h *nextHop) serve(ctx context.Context, t *testing.T) *url.URL {
 		listener, err = net.Listen("tcp", "127.0.0.1:0")
 	}
 	require.NoError(t, err)
+	if unixListener, ok := listener.(*net.UnixListener); ok {
+		unixListener.SetUnlinkOnClose(false)
+	}
 	server := grpc.NewServer(grpc.Creds(grpcfd.TransportCredentials(insecure.NewCredentials())))
 	ep := endpoint.NewServer(ctx, sandbox.GenerateTestToken,
 		endpoint.WithName("next-hop"),
@@ -92,6 +98,7 @@ func (h *nextHop) serve(ctx context.Context, t *testing.T) *url.URL {
 	networkservice.RegisterMonitorConnectionServer(server, &cuttingMonitor{MonitorConnectionServer: ep, hop: h})
 	go func() { _ = server.Serve(listener) }()
 	t.Cleanup(server.Stop)
+	h.kill = server.Stop
 	if h.remote {
 		return &url.URL{Scheme: "tcp", Host: listener.Addr().String()}
 	}

@@ -290,6 +290,14 @@ func (d *Domain) RestartForwarder(ctx context.Context, node *Node) (err error) {
 	return err
 }
 
+// RestartNsmgr SIGKILLs node's nsmgr and starts it again with the same
+// environment, as a kubelet restarts a crashed container, returning once the
+// new run serves.
+func (d *Domain) RestartNsmgr(ctx context.Context, node *Node) error {
+	node.Nsmgr.Kill()
+	return d.RespawnNsmgr(ctx, node)
+}
+
 // RespawnNsmgr starts node's nsmgr again with the same environment once it
 // has died (see process.Process.Kill), and returns once it serves.
 func (d *Domain) RespawnNsmgr(ctx context.Context, node *Node) (err error) {
@@ -309,15 +317,21 @@ func respawn(ctx context.Context, dead *process.Process, readyLine string) (*pro
 	if err != nil {
 		return dead, err
 	}
+	return restarted, waitForLogLine(ctx, restarted, logStart, readyLine)
+}
+
+// waitForLogLine waits until p's log holds line after its first logStart
+// bytes.
+func waitForLogLine(ctx context.Context, p *process.Process, logStart int64, line string) error {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	return restarted, poll(ctx, restarted, func() (bool, error) {
-		data, readErr := os.ReadFile(restarted.LogPath())
+	return poll(ctx, p, func() (bool, error) {
+		data, readErr := os.ReadFile(p.LogPath())
 		if readErr != nil {
 			return false, readErr
 		}
-		return int64(len(data)) > logStart && strings.Contains(string(data[logStart:]), readyLine), nil
-	}, "%s never logged %q after its restart", restarted.Name(), readyLine)
+		return int64(len(data)) > logStart && strings.Contains(string(data[logStart:]), line), nil
+	}, "%s never logged %q", p.Name(), line)
 }
 
 func fileSize(path string) (int64, error) {

@@ -115,6 +115,14 @@ func (p *Process) Kill() {
 	<-p.done
 }
 
+// Signal sends sig to the program itself (not its process group).
+func (p *Process) Signal(sig syscall.Signal) error {
+	if exited, _ := p.Exited(); exited {
+		return fmt.Errorf("%s has exited", p.spec.Name)
+	}
+	return syscall.Kill(p.cmd.Process.Pid, sig)
+}
+
 // Respawn starts the same program again with the same spec, as a kubelet
 // restarts a crashed container; its output is appended to the same log,
 // after a line that marks the restart. Call it once p has exited.
