@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/common"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/recvfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
@@ -15,10 +16,18 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/postpone"
 )
 
-// NewClient returns sdk's recvfd client between the two checks, for the connection the next hop
-// returns. Use it in place of recvfd.NewClient, after every element that opens a namespace.
+// NewClient returns sdk's recvfd client behind the check of the connection the next hop returns.
+// Use it in place of recvfd.NewClient, after every element that opens a namespace, and
+// NewWireClient last, after sendfd's client.
 func NewClient() networkservice.NetworkServiceClient {
-	return chain.NewNetworkServiceClient(&verifyClient{}, recvfd.NewClient(), &wireClient{})
+	return chain.NewNetworkServiceClient(&verifyClient{}, recvfd.NewClient())
+}
+
+// NewWireClient returns the element that records the namespaces the next hop's connection names
+// as it arrives. It must come after sendfd's client, which turns a namespace it sent and gets back
+// into the file:// URL it sent (on a refresh: the descriptor recvfd received before).
+func NewWireClient() networkservice.NetworkServiceClient {
+	return &wireClient{}
 }
 
 // verifyClient refuses a returned connection whose namespace recvfd did not receive, and closes it
@@ -35,7 +44,10 @@ func (c *verifyClient) Request(ctx context.Context, request *networkservice.Netw
 	if err := record.verify(connectionMechanism(conn)); err != nil {
 		closeCtx, cancel := closeCtxFunc()
 		defer cancel()
-		if _, closeErr := next.Client(ctx).Close(closeCtx, conn, opts...); closeErr != nil {
+		// Without the namespace it named: sendfd would open that path and send it to the next hop.
+		refused := conn.Clone()
+		delete(refused.GetMechanism().GetParameters(), common.InodeURL)
+		if _, closeErr := next.Client(ctx).Close(closeCtx, refused, opts...); closeErr != nil {
 			log.FromContext(ctx).Warnf("recvnetns: closing the refused connection %s on the next hop: %v", conn.GetId(), closeErr)
 		}
 		return nil, errors.Errorf("connection %s: the next hop's %v", conn.GetId(), err)

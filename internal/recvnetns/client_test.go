@@ -13,6 +13,7 @@ import (
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/cls"
+	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/common"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
@@ -27,6 +28,8 @@ import (
 type nextHop struct {
 	netnsURL string
 	closes   atomic.Int32
+	// closedWith is the namespace URL of the last Close.
+	closedWith atomic.Value
 }
 
 func (h *nextHop) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
@@ -36,6 +39,7 @@ func (h *nextHop) Request(ctx context.Context, request *networkservice.NetworkSe
 
 func (h *nextHop) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
 	h.closes.Add(1)
+	h.closedWith.Store(conn.GetMechanism().GetParameters()[common.InodeURL])
 	return next.Server(ctx).Close(ctx, conn)
 }
 
@@ -55,7 +59,8 @@ func (o *observerClient) Close(ctx context.Context, conn *networkservice.Connect
 }
 
 // connectToHop serves hop, passing descriptors back when sending, and returns the forwarder's
-// client half toward it: recvnetns behind an observer.
+// client half toward it, ordered as in the forwarder: recvnetns behind an observer, sendfd,
+// recvnetns' wire record.
 func connectToHop(t *testing.T, hop *nextHop, sending bool) (networkservice.NetworkServiceClient, *observerClient) {
 	t.Helper()
 	elements := []networkservice.NetworkServiceServer{hop}
@@ -66,7 +71,8 @@ func connectToHop(t *testing.T, hop *nextHop, sending bool) (networkservice.Netw
 		networkservice.RegisterNetworkServiceServer(server, chain.NewNetworkServiceServer(elements...))
 	})
 	seen := &observerClient{}
-	client := chain.NewNetworkServiceClient(seen, recvnetns.NewClient(), networkservice.NewNetworkServiceClient(recvnetnstest.Dial(t, u)))
+	client := chain.NewNetworkServiceClient(seen, recvnetns.NewClient(), sendfd.NewClient(), recvnetns.NewWireClient(),
+		networkservice.NewNetworkServiceClient(recvnetnstest.Dial(t, u)))
 	return client, seen
 }
 
@@ -91,6 +97,23 @@ func TestNextHopNamespacePassedAsDescriptorIsOpenedThroughIt(t *testing.T) {
 	require.Equal(t, [2]uint64{dev, inode}, [2]uint64{got.dev, got.inode})
 }
 
+// On a refresh the forwarder sends the next hop's namespace back with the connection, and sendfd
+// turns the inode the next hop answers with into the descriptor it sent: recvfd's earlier one.
+func TestRefreshWithTheSameNextHopNamespaceIsAccepted(t *testing.T) {
+	ns := vppsimtest.NewNetns(t, netnsPrefix)
+	client, seen := connectToHop(t, &nextHop{netnsURL: "file://" + ns.Path()}, true)
+	conn, err := client.Request(timeout(t), onwardRequest())
+	require.NoError(t, err)
+
+	refresh := onwardRequest()
+	refresh.Connection = conn.Clone()
+	_, err = client.Request(timeout(t), refresh)
+	require.NoError(t, err)
+
+	require.Len(t, seen.seen(), 2)
+	require.Equal(t, seen.seen()[0], seen.seen()[1], "the refresh opens the descriptor of the first Request")
+}
+
 // A next hop that names a namespace instead of passing it gets its connection closed, and the
 // elements that would open the namespace never see it.
 func TestNextHopNamespaceByPathIsRefusedAndClosed(t *testing.T) {
@@ -106,6 +129,7 @@ func TestNextHopNamespaceByPathIsRefusedAndClosed(t *testing.T) {
 			require.ErrorContains(t, err, "the next hop's mechanism.parameters.inodeURL")
 			require.Empty(t, seen.seen())
 			require.Equal(t, int32(1), hop.closes.Load(), "the refused connection must be closed on the next hop")
+			require.Empty(t, hop.closedWith.Load(), "the Close must not send the namespace the next hop named")
 		})
 	}
 }

@@ -55,32 +55,32 @@ func connectionIn(t *testing.T) *networkservice.Connection {
 	return &networkservice.Connection{Id: "conn-1", Mechanism: kernel.New("file://" + namespaceFile)}
 }
 
-func TestDescriptorsTravelWithAnswersToThePeersCalls(t *testing.T) {
+func TestARequestsAnswerCarriesTheNamespace(t *testing.T) {
 	nsmgr := &peerConnection{}
 	ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: nsmgr})
-	counter := new(count.Server)
-	server := chain.NewNetworkServiceServer(replyfd.NewServer(), counter)
 
-	_, err := server.Request(call{"/connection.NetworkService/Request"}.withIn(ctx),
+	_, err := chain.NewNetworkServiceServer(replyfd.NewServer()).Request(call{"/connection.NetworkService/Request"}.withIn(ctx),
 		&networkservice.NetworkServiceRequest{Connection: connectionIn(t)})
 	require.NoError(t, err)
-	require.Equal(t, int32(1), nsmgr.queued.Load(), "the Request's answer carries the namespace")
-
-	_, err = server.Close(call{"/connection.NetworkService/Close"}.withIn(ctx), connectionIn(t))
-	require.NoError(t, err)
-	require.Equal(t, int32(2), nsmgr.queued.Load(), "the Close's answer carries the namespace, as sdk's sendfd does")
-	require.Equal(t, 1, counter.Closes())
+	require.Equal(t, int32(1), nsmgr.queued.Load())
 }
 
-// A Close issued by the forwarder itself has the Request's context: nothing answers it on
-// nsmgr's connection, so nothing is queued there, and the Close goes on.
-func TestCloseTheForwarderIssuesItselfQueuesNothing(t *testing.T) {
+// A Close answers with nothing that could name a namespace, whether nsmgr sent it or the
+// forwarder issued it itself with the Request's context: nothing is queued on nsmgr's connection,
+// and the Close goes on.
+func TestACloseQueuesNothing(t *testing.T) {
 	nsmgr := &peerConnection{}
-	requestCtx := call{"/connection.NetworkService/Request"}.withIn(peer.NewContext(context.Background(), &peer.Peer{Addr: nsmgr}))
-	counter := new(count.Server)
-
-	_, err := chain.NewNetworkServiceServer(replyfd.NewServer(), counter).Close(context.WithoutCancel(requestCtx), connectionIn(t))
-	require.NoError(t, err)
-	require.Zero(t, nsmgr.queued.Load())
-	require.Equal(t, 1, counter.Closes())
+	ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: nsmgr})
+	for name, closeCtx := range map[string]context.Context{
+		"nsmgr's Close":           call{"/connection.NetworkService/Close"}.withIn(ctx),
+		"the forwarder's own one": context.WithoutCancel(call{"/connection.NetworkService/Request"}.withIn(ctx)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			counter := new(count.Server)
+			_, err := chain.NewNetworkServiceServer(replyfd.NewServer(), counter).Close(closeCtx, connectionIn(t))
+			require.NoError(t, err)
+			require.Zero(t, nsmgr.queued.Load())
+			require.Equal(t, 1, counter.Closes())
+		})
+	}
 }

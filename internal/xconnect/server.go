@@ -161,6 +161,7 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		recvnetns.NewClient(),
 		nsmonitor.NewClient(ctx),
 		sendfd.NewClient(),
+		recvnetns.NewWireClient(),
 	}
 	return client.NewClient(ctx,
 		client.WithoutRefresh(),
