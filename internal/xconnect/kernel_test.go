@@ -3,6 +3,7 @@ package xconnect_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
@@ -19,6 +20,7 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/tapv2"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
 func TestKernelTapRequestAndClose(t *testing.T) {
@@ -144,4 +146,21 @@ func TestMemifRequestAndClose(t *testing.T) {
 	require.Len(t, removedSockets, 2)
 	require.False(t, removedSockets[1].IsAdd)
 	require.Nil(t, linkIn(t, nseNS, "nse-1"))
+}
+
+// nsmgr refreshes with the connection the forwarder returned; the forwarder refreshes onward with
+// the connection the next hop returned, whose namespace it now holds as a descriptor of its own.
+func TestKernelRefreshKeepsTheDataPath(t *testing.T) {
+	nsc, nse := vppsimtest.NewNetns(t, netnsPrefix), vppsimtest.NewNetns(t, netnsPrefix)
+	h := newHarness(t, kernelif.Tap, kernelNextHop(nse.Path(), "nse-1"))
+	request := kernelRequest("conn-refresh", nsc.Path(), "nsc-1", payload.IP)
+	conn := h.request(t, request.Clone())
+
+	request.Connection = conn.Clone()
+	conn = h.request(t, request)
+
+	require.Len(t, sentOfType[*tapv2.TapCreateV3](h.vpp), 2, "a refresh creates nothing new")
+	require.NoError(t, vppsimtest.Ping(nsc, nscIP, nseIP, 5*time.Second))
+	h.close(t, conn)
+	h.vpp.requireOnlyUplink(t)
 }
