@@ -5,6 +5,9 @@ GO        ?= go
 BIN       := $(CURDIR)/bin
 GOTESTFLAGS ?= -count=1 -timeout 40m
 FUZZTIME  ?= 1m
+# Every test that asks for a real VPP (test/realvpp) appends its outcome here; `make test` then
+# says how many ran on it.
+REALVPP_LOG := $(CURDIR)/.cache/realvpp-tests.log
 
 # Release: the version comes from VERSION, which the manifests deploy too (test/kind checks both).
 VERSION   ?= $(shell cat $(CURDIR)/VERSION)
@@ -40,13 +43,17 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # SPIRE (built from the pinned tools module into .cache/bin), iproute2/ping for the end-to-end
-# tests and clang for the XDP program; a no-op once they are there.
+# tests, clang for the XDP program and the real VPP of ../shared/vpp when it exists (into
+# .cache/vpp); a no-op once they are there.
 tools:
 	scripts/install-tools.sh
 
 # Everything but the kind suite, which skips here and runs with make kind-e2e.
 test: fmt-check vet tools
-	$(GO) test $(GOTESTFLAGS) ./...
+	@mkdir -p $(dir $(REALVPP_LOG)) && rm -f $(REALVPP_LOG)
+	@echo "$(GO) test $(GOTESTFLAGS) ./..."
+	@status=0; FORWARDER_REALVPP_LOG=$(REALVPP_LOG) $(GO) test $(GOTESTFLAGS) ./... || status=$$?; \
+		scripts/realvpp-summary.sh $(REALVPP_LOG); exit $$status
 
 # Every fuzz target (found with go test -list '^Fuzz') for FUZZTIME each, e.g. FUZZTIME=10m.
 # `make test` replays their committed corpora (testdata/fuzz) as regular tests.

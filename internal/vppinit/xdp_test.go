@@ -29,6 +29,7 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
 	"github.com/nsmfwd/forwarder-vpp/test/leaktest"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 // buildScript is the script the image's build stage compiles the program with.
@@ -333,12 +334,13 @@ func TestPublishTunnelIPNeedsThePinnedMap(t *testing.T) {
 	require.ErrorContains(t, err, "nsm_xdp_tunnel is not pinned")
 }
 
-// The uplink of the AF_XDP tests: a link whose MTU is above what AF_XDP takes.
-func jumboNode(t *testing.T) (*netlink.Handle, *simVPP) {
+// The uplink of the AF_XDP tests: a link whose MTU is above what AF_XDP takes; a VPP of backend
+// runs beside it.
+func jumboNode(t *testing.T, backend vpptest.Backend) (*netlink.Handle, *vpptest.VPP) {
 	ns, handle := newTestNetns(t)
 	uplink := addVeth(t, handle, "fcs-up0", "fcs-upp0")
 	require.NoError(t, handle.LinkSetMTU(uplink, 9000))
 	require.NoError(t, handle.AddrAdd(uplink, &netlink.Addr{IPNet: mustCIDR(t, "192.0.2.10/24")}))
 	require.NoError(t, handle.RouteAdd(&netlink.Route{LinkIndex: uplink.Attrs().Index, Gw: net.ParseIP("192.0.2.1")}))
-	return handle, startVPP(t, ns)
+	return handle, startVPP(t, backend, ns)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 // A peer that names a namespace by path, instead of passing it as a file descriptor, would have
@@ -33,35 +34,37 @@ import (
 func TestNamespaceNamedByPathIsRefusedAndNothingIsCreated(t *testing.T) {
 	for _, kind := range []kernelif.Kind{kernelif.Tap, kernelif.Veth} {
 		t.Run(kind.String(), func(t *testing.T) {
-			nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
-			connections, err := journal.Open(context.Background(), t.TempDir())
-			require.NoError(t, err)
-			h := newHarness(t, kind, kernelNextHop(nseNS, "nse-1"), xconnect.WithJournal(connections))
+			eachBackendFor(t, kind, func(t *testing.T, backend vpptest.Backend) {
+				nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
+				connections, err := journal.Open(context.Background(), t.TempDir())
+				require.NoError(t, err)
+				h := newHarness(t, backend, kind, kernelNextHop(nseNS, "nse-1"), xconnect.WithJournal(connections))
 
-			for name, netnsURL := range map[string]string{
-				"the node's namespace":             "file:///proc/1/ns/net",
-				"the client's namespace by path":   "file://" + nscNS,
-				"the forwarder's own, by omission": "",
-			} {
-				t.Run(name, func(t *testing.T) {
+				for name, netnsURL := range map[string]string{
+					"the node's namespace":             "file:///proc/1/ns/net",
+					"the client's namespace by path":   "file://" + nscNS,
+					"the forwarder's own, by omission": "",
+				} {
+					t.Run(name, func(t *testing.T) {
+						ifName := uniqueIfName(t)
+						request := kernelRequest(ifName, nscNS, ifName, payload.IP)
+						request.GetConnection().GetContext().GetIpContext().Policies = []*networkservice.PolicyRoute{{
+							From: nscAddress, Routes: []*networkservice.Route{{Prefix: "10.98.0.0/24"}},
+						}}
+						parameters := request.GetMechanismPreferences()[0].GetParameters()
+						parameters[kernelmech.NetNSURL] = netnsURL
+						if netnsURL == "" {
+							delete(parameters, kernelmech.NetNSURL)
+						}
+						requireRefusedLeavingNothing(t, h, connections, request, ifName, "mechanismPreferences[0].parameters.inodeURL")
+					})
+				}
+				t.Run("a memif socket in the node's namespace", func(t *testing.T) {
 					ifName := uniqueIfName(t)
 					request := kernelRequest(ifName, nscNS, ifName, payload.IP)
-					request.GetConnection().GetContext().GetIpContext().Policies = []*networkservice.PolicyRoute{{
-						From: nscAddress, Routes: []*networkservice.Route{{Prefix: "10.98.0.0/24"}},
-					}}
-					parameters := request.GetMechanismPreferences()[0].GetParameters()
-					parameters[kernelmech.NetNSURL] = netnsURL
-					if netnsURL == "" {
-						delete(parameters, kernelmech.NetNSURL)
-					}
+					request.MechanismPreferences = []*networkservice.Mechanism{memifmech.NewAbstract("/proc/1/ns/net")}
 					requireRefusedLeavingNothing(t, h, connections, request, ifName, "mechanismPreferences[0].parameters.inodeURL")
 				})
-			}
-			t.Run("a memif socket in the node's namespace", func(t *testing.T) {
-				ifName := uniqueIfName(t)
-				request := kernelRequest(ifName, nscNS, ifName, payload.IP)
-				request.MechanismPreferences = []*networkservice.Mechanism{memifmech.NewAbstract("/proc/1/ns/net")}
-				requireRefusedLeavingNothing(t, h, connections, request, ifName, "mechanismPreferences[0].parameters.inodeURL")
 			})
 		})
 	}
@@ -69,7 +72,7 @@ func TestNamespaceNamedByPathIsRefusedAndNothingIsCreated(t *testing.T) {
 
 func requireRefusedLeavingNothing(t *testing.T, h *harness, connections *journal.Journal, request *networkservice.NetworkServiceRequest, ifName, field string) {
 	t.Helper()
-	vppRequests := len(h.vpp.sim.Requests())
+	vppRequests := len(h.vpp.Requests())
 	ctx, cancel := context.WithTimeout(h.ctx, 20*time.Second)
 	defer cancel()
 
@@ -81,7 +84,7 @@ func requireRefusedLeavingNothing(t *testing.T, h *harness, connections *journal
 
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.Contains(t, status.Convert(err).Message(), field)
-	require.Len(t, h.vpp.sim.Requests(), vppRequests, "VPP was asked to do something")
+	require.Len(t, h.vpp.Requests(), vppRequests, "VPP was asked to do something")
 	require.Empty(t, linksAnywhere(t, ifName), "links of the refused Request")
 	require.Empty(t, connections.Connections(), "the refused Request was journaled")
 	require.Zero(t, h.hop.requests.Load(), "the refused Request reached the next hop")

@@ -21,11 +21,12 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 func TestKernelTapRequestAndClose(t *testing.T) {
 	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
-	h := newHarness(t, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
+	h := newHarness(t, vpptest.Sim, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
 
 	conn := h.request(t, kernelRequest("conn-tap", nscNS, "nsc-1", payload.IP))
 
@@ -72,8 +73,12 @@ func TestKernelTapRequestAndClose(t *testing.T) {
 }
 
 func TestKernelVethRequestAndClose(t *testing.T) {
+	vpptest.Each(t, testKernelVethRequestAndClose)
+}
+
+func testKernelVethRequestAndClose(t *testing.T, backend vpptest.Backend) {
 	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
-	h := newHarness(t, kernelif.Veth, kernelNextHop(nseNS, "nse-1"))
+	h := newHarness(t, backend, kernelif.Veth, kernelNextHop(nseNS, "nse-1"))
 
 	conn := h.request(t, kernelRequest("conn-veth", nscNS, "nsc-1", payload.IP))
 
@@ -105,21 +110,27 @@ func TestKernelVethRequestAndClose(t *testing.T) {
 }
 
 func TestMalformedRequestIsRefusedBeforeVPPIsTouched(t *testing.T) {
-	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
-	h := newHarness(t, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
-	request := kernelRequest("conn-bad", nscNS, "nsc-1", payload.IP)
-	request.GetConnection().GetContext().GetIpContext().SrcIpAddrs = []string{"172.16.0.1"}
+	vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
+		nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
+		h := newHarness(t, backend, kindOn(backend), kernelNextHop(nseNS, "nse-1"))
+		request := kernelRequest("conn-bad", nscNS, "nsc-1", payload.IP)
+		request.GetConnection().GetContext().GetIpContext().SrcIpAddrs = []string{"172.16.0.1"}
 
-	_, err := h.nsmgr.Request(h.ctx, request)
-	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
-	require.Contains(t, err.Error(), `"172.16.0.1"`)
-	require.Empty(t, sentOfType[*tapv2.TapCreateV3](h.vpp))
-	require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+		_, err := h.nsmgr.Request(h.ctx, request)
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+		require.Contains(t, err.Error(), `"172.16.0.1"`)
+		require.Empty(t, h.vpp.Requests()[h.vpp.initRequests:], "the forwarder sent VPP something")
+		require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+	})
 }
 
 func TestMemifRequestAndClose(t *testing.T) {
+	vpptest.Each(t, testMemifRequestAndClose)
+}
+
+func testMemifRequestAndClose(t *testing.T, backend vpptest.Backend) {
 	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
-	h := newHarness(t, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
+	h := newHarness(t, backend, kindOn(backend), kernelNextHop(nseNS, "nse-1"))
 	request := kernelRequest("conn-memif", nscNS, "nsc-1", payload.IP)
 	request.MechanismPreferences = []*networkservice.Mechanism{memifmech.NewAbstract(nscNS)}
 
@@ -151,15 +162,20 @@ func TestMemifRequestAndClose(t *testing.T) {
 // nsmgr refreshes with the connection the forwarder returned; the forwarder refreshes onward with
 // the connection the next hop returned, whose namespace it now holds as a descriptor of its own.
 func TestKernelRefreshKeepsTheDataPath(t *testing.T) {
+	vpptest.Each(t, testKernelRefreshKeepsTheDataPath)
+}
+
+func testKernelRefreshKeepsTheDataPath(t *testing.T, backend vpptest.Backend) {
 	nsc, nse := vppsimtest.NewNetns(t, netnsPrefix), vppsimtest.NewNetns(t, netnsPrefix)
-	h := newHarness(t, kernelif.Tap, kernelNextHop(nse.Path(), "nse-1"))
+	h := newHarness(t, backend, kindOn(backend), kernelNextHop(nse.Path(), "nse-1"))
 	request := kernelRequest("conn-refresh", nsc.Path(), "nsc-1", payload.IP)
 	conn := h.request(t, request.Clone())
 
 	request.Connection = conn.Clone()
 	conn = h.request(t, request)
 
-	require.Len(t, sentOfType[*tapv2.TapCreateV3](h.vpp), 2, "a refresh creates nothing new")
+	created := len(sentOfType[*tapv2.TapCreateV3](h.vpp)) + len(sentOfType[*af_packet.AfPacketCreateV3](h.vpp))
+	require.Equal(t, 2, created, "a refresh creates nothing new")
 	require.NoError(t, vppsimtest.Ping(nsc, nscIP, nseIP, 5*time.Second))
 	h.close(t, conn)
 	h.vpp.requireOnlyUplink(t)

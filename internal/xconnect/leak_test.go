@@ -12,6 +12,7 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 // connectionsPerLeakRun is enough for a leak of one goroutine or descriptor per connection to
@@ -23,26 +24,28 @@ const connectionsPerLeakRun = 30
 func TestManyConnectionsLeaveNoGoroutineOrDescriptorBehind(t *testing.T) {
 	for _, kind := range []kernelif.Kind{kernelif.Tap, kernelif.Veth} {
 		t.Run(kind.String(), func(t *testing.T) {
-			nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
-			h := newHarness(t, kind, kernelNextHop(nseNS, "nse-1"))
-			// The first connection starts what lives as long as the forwarder: the dial to the next
-			// hop, VPP event and stats clients.
-			h.close(t, h.request(t, kernelRequest("conn-warm-up", nscNS, "nsc-1", payload.IP)))
-			goroutines, descriptors := settledCounts(t)
+			eachBackendFor(t, kind, func(t *testing.T, backend vpptest.Backend) {
+				nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
+				h := newHarness(t, backend, kind, kernelNextHop(nseNS, "nse-1"))
+				// The first connection starts what lives as long as the forwarder: the dial to the next
+				// hop, VPP event and stats clients.
+				h.close(t, h.request(t, kernelRequest("conn-warm-up", nscNS, "nsc-1", payload.IP)))
+				goroutines, descriptors := settledCounts(t)
 
-			for i := range connectionsPerLeakRun {
-				h.close(t, h.request(t, kernelRequest(fmt.Sprintf("conn-%d", i), nscNS, "nsc-1", payload.IP)))
-			}
-
-			nowGoroutines, nowDescriptors := counts(t)
-			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); nowGoroutines, nowDescriptors = counts(t) {
-				if nowGoroutines <= goroutines && nowDescriptors <= descriptors {
-					break
+				for i := range connectionsPerLeakRun {
+					h.close(t, h.request(t, kernelRequest(fmt.Sprintf("conn-%d", i), nscNS, "nsc-1", payload.IP)))
 				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			require.LessOrEqual(t, nowGoroutines, goroutines, "goroutines after %d connections", connectionsPerLeakRun)
-			require.LessOrEqual(t, nowDescriptors, descriptors, "open descriptors after %d connections", connectionsPerLeakRun)
+
+				nowGoroutines, nowDescriptors := counts(t)
+				for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); nowGoroutines, nowDescriptors = counts(t) {
+					if nowGoroutines <= goroutines && nowDescriptors <= descriptors {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				require.LessOrEqual(t, nowGoroutines, goroutines, "goroutines after %d connections", connectionsPerLeakRun)
+				require.LessOrEqual(t, nowDescriptors, descriptors, "open descriptors after %d connections", connectionsPerLeakRun)
+			})
 		})
 	}
 }
@@ -56,7 +59,7 @@ func TestConnectionsFromManyNamespacesLeaveNoDescriptorBehind(t *testing.T) {
 	t.Skip("issue 12: grpcfd keeps each received namespace descriptor for the life of nsmgr's connection")
 	const namespaces = 10
 	nseNS := newTestNetNS(t)
-	h := newHarness(t, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
+	h := newHarness(t, vpptest.Sim, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
 	h.close(t, h.request(t, kernelRequest("conn-warm-up", newTestNetNS(t), "nsc-1", payload.IP)))
 	_, descriptors := settledCounts(t)
 

@@ -17,6 +17,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 // watchDownEvents serves the forwarder's MonitorConnections as nsmgr sees it and reports every
@@ -58,7 +59,7 @@ func newMonitoredHarness(t *testing.T, retry ...monitorretry.Option) (*harness, 
 	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
 	hop := kernelNextHop(nseNS, "nse-1")
 	hop.cutMonitorStreams, hop.monitorCutDelay = 1, 300*time.Millisecond
-	h := newHarness(t, kernelif.Tap, hop, xconnect.WithMonitorRetryOptions(retry...))
+	h := newHarness(t, vpptest.Sim, kernelif.Tap, hop, xconnect.WithMonitorRetryOptions(retry...))
 	down := watchDownEvents(t, h)
 	h.request(t, kernelRequest("conn-monitor", nscNS, "nsc-1", payload.IP))
 	return h, hop, down
@@ -91,7 +92,7 @@ func TestCutMonitorStreamIsReestablishedBeforeAnyDown(t *testing.T) {
 func TestDeadNextHopIsReportedDownAtOnce(t *testing.T) {
 	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
 	hop := kernelNextHop(nseNS, "nse-1")
-	h := newHarness(t, kernelif.Tap, hop,
+	h := newHarness(t, vpptest.Sim, kernelif.Tap, hop,
 		xconnect.WithDialOptions(append(sandbox.DialOptions(), grpc.WithDefaultCallOptions(grpc.WaitForReady(true)))...),
 		xconnect.WithDialTimeout(30*time.Second))
 	down := watchDownEvents(t, h)

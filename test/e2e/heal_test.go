@@ -301,7 +301,7 @@ func requireAllIdle(ctx context.Context, t *testing.T, d *domain.Domain, nse *do
 	}
 	requireEventuallyEmpty(t, "endpoint pod", nse.Pod.Netns)
 	for _, node := range d.Nodes {
-		requireSimulatorClean(ctx, t, d, node)
+		requireVPPClean(ctx, t, d, node)
 		requireNodeKernelClean(t, node)
 	}
 }

@@ -37,23 +37,26 @@ const (
 )
 
 // The forwarder is SIGKILLed while a client with a policy route is connected
-// over taps, and started again with the same environment; the simulator
-// (an external VPP) and the kernel keep what the dead run made.
+// over taps, and started again with the same environment; VPP (external to
+// the forwarder) and the kernel keep what the dead run made. Simulator only:
+// VPP's taps need /dev/vhost-net.
 func TestForwarderRestartOverTap(t *testing.T) {
 	runForwarderRestart(t, scenario{tag: "rtap", kernelType: "tap", linkType: "tuntap", nodes: 1, requestTimeout: crashRequestTimeout})
 }
 
-// As TestForwarderRestartOverTap, over veth pairs whose node-side ends the
-// simulator drives as af-packet interfaces.
+// As TestForwarderRestartOverTap, over veth pairs whose node-side ends VPP
+// drives as af-packet interfaces; on the simulator and on real VPP.
 func TestForwarderRestartOverVeth(t *testing.T) {
-	runForwarderRestart(t, scenario{tag: "rveth", kernelType: "veth", linkType: "veth", nodes: 1, requestTimeout: crashRequestTimeout})
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		runForwarderRestart(t, scenario{tag: "rveth", kernelType: "veth", linkType: "veth", nodes: 1, requestTimeout: crashRequestTimeout, realVPP: realVPP})
+	})
 }
 
 // The client is SIGKILLed (no Close) and its pod stays: once its tokens run
 // out, the nsmgr's timeout closes the connection, and everything NSM made for
 // it must go.
 func TestKilledClientConnectionExpires(t *testing.T) {
-	runKilledClient(t, "oom", false)
+	onEachVPP(t, func(t *testing.T, realVPP string) { runKilledClient(t, "oom", false, realVPP) })
 }
 
 // As TestKilledClientConnectionExpires, but the node's nsmgr is SIGKILLed
@@ -61,14 +64,25 @@ func TestKilledClientConnectionExpires(t *testing.T) {
 // connection's data plane on its own. The nsmgr comes back afterwards so that
 // the endpoint and the forwarder can unregister.
 func TestKilledClientAndNsmgrConnectionExpires(t *testing.T) {
-	runKilledClient(t, "oomx", true)
+	onEachVPP(t, func(t *testing.T, realVPP string) { runKilledClient(t, "oomx", true, realVPP) })
 }
 
-func runKilledClient(t *testing.T, tag string, killNsmgr bool) {
+// killedClientScenario is the killed-client scenarios' domain: over taps on
+// the simulator, over veth pairs on real VPP, whose taps need /dev/vhost-net
+// (these machines have none). The kernel interface is incidental to them.
+func killedClientScenario(tag, realVPP string) scenario {
+	sc := scenario{tag: tag, kernelType: "tap", linkType: "tuntap", nodes: 1, tokenLifetime: expiryLifetime, requestTimeout: crashRequestTimeout, realVPP: realVPP}
+	if realVPP != "" {
+		sc.kernelType, sc.linkType = "veth", "veth"
+	}
+	return sc
+}
+
+func runKilledClient(t *testing.T, tag string, killNsmgr bool, realVPP string) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	sc := scenario{tag: tag, kernelType: "tap", linkType: "tuntap", nodes: 1, tokenLifetime: expiryLifetime, requestTimeout: crashRequestTimeout}
+	sc := killedClientScenario(tag, realVPP)
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()
 	d := startDomain(ctx, t, sc)
