@@ -44,3 +44,8 @@ func Settle(known ...goleak.Option) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// VPPOutputScanner is the goroutine vpphelper leaves for each VPP it starts: it hands VPP a logrus
+// writer that it never closes, whose scanner outlives VPP. The forwarder starts VPP once and exits
+// when VPP does; packages whose tests start VPP as the forwarder does pass it to VerifyTestMain.
+var VPPOutputScanner = goleak.IgnoreAnyFunction("github.com/sirupsen/logrus.(*Entry).writerScanner")
