@@ -11,7 +11,9 @@ import (
 	"sync"
 
 	"github.com/pkg/errors"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 )
 
@@ -130,12 +132,25 @@ func load(path string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeRecord(filepath.Base(path), data)
+}
+
+// decodeRecord parses the content of the record file called name. It accepts only what the
+// journal writes: a record in the file its ID names, holding stripped connections only.
+func decodeRecord(name string, data []byte) (*Record, error) {
 	rec, err := decode(data)
 	if err != nil {
 		return nil, err
 	}
-	if filepath.Base(path) != fileName(rec.ID) {
+	if name != fileName(rec.ID) {
 		return nil, errors.Errorf("holds connection %q, which belongs in %s", rec.ID, fileName(rec.ID))
+	}
+	for _, s := range rec.States() {
+		for _, conn := range []*networkservice.Connection{s.Incoming, s.Outgoing} {
+			if conn != nil && !proto.Equal(strip(conn), conn) {
+				return nil, errors.Errorf("holds more than a record of connection %q", rec.ID)
+			}
+		}
 	}
 	return rec, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -185,11 +186,19 @@ func TestUnreadableRecordsAreMovedAsideAtOpen(t *testing.T) {
 	dir := t.TempDir()
 	j := open(t, dir)
 	program(t, j, kernelConnection("conn-1", "", "inode://4/4026532000"), nil)
+	program(t, j, kernelConnection("conn-2", "", "inode://4/4026532000"), nil)
 	require.NoError(t, j.Close())
+	// In the right file, but with more than the journal writes: not a record of this journal.
+	enlarged := recordFileOf(t, dir, "conn-2")
+	data, err := os.ReadFile(enlarged)
+	require.NoError(t, err)
+	data = []byte(strings.Replace(string(data), `"incoming":{`, `"incoming":{"labels":{"a":"b"},`, 1))
+	require.Contains(t, string(data), `"labels"`)
+	require.NoError(t, os.WriteFile(enlarged, data, 0o600))
 	garbage := filepath.Join(dir, "0123456789abcdef0123456789abcdef.json")
 	require.NoError(t, os.WriteFile(garbage, []byte(`{"version": 2, "id": "conn-`), 0o600))
 	// A valid record under a name that is not its connection's: copied or tampered with.
-	valid, err := os.ReadFile(recordFiles(t, dir)[0])
+	valid, err := os.ReadFile(recordFileOf(t, dir, "conn-1"))
 	require.NoError(t, err)
 	misplaced := filepath.Join(dir, "fedcba9876543210fedcba9876543210.json")
 	require.NoError(t, os.WriteFile(misplaced, valid, 0o600))
@@ -201,7 +210,7 @@ func TestUnreadableRecordsAreMovedAsideAtOpen(t *testing.T) {
 
 	reopened := open(t, dir)
 	require.Len(t, reopened.Records(), 1)
-	for _, moved := range []string{garbage, misplaced, oldFormat} {
+	for _, moved := range []string{garbage, misplaced, oldFormat, enlarged} {
 		_, err := os.Stat(moved)
 		require.True(t, os.IsNotExist(err), "%s stayed among the records", moved)
 		kept, err := os.ReadFile(filepath.Join(dir, "unreadable", filepath.Base(moved)))
@@ -210,6 +219,20 @@ func TestUnreadableRecordsAreMovedAsideAtOpen(t *testing.T) {
 	}
 	_, err = os.Stat(interrupted)
 	require.True(t, os.IsNotExist(err), "the temporary file of an interrupted write was kept")
+}
+
+// recordFileOf finds the file that holds the record of connection id.
+func recordFileOf(t *testing.T, dir, id string) string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	require.NoError(t, err)
+	for _, name := range names {
+		if data, err := os.ReadFile(name); err == nil && strings.Contains(string(data), `"`+id+`"`) {
+			return name
+		}
+	}
+	t.Fatalf("no record of %s in %s", id, dir)
+	return ""
 }
 
 func TestOpenFailsOnADirectoryItCannotWriteOrThatAnotherForwarderHolds(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
+	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 )
 
@@ -38,6 +39,7 @@ type options struct {
 	leftovers              *restore.Leftovers
 	journal                *journal.Journal
 	journalCleanup         journal.Cleanup
+	requestCheckOptions    []requestcheck.Option
 }
 
 func defaultOptions() *options {
@@ -140,4 +142,9 @@ func WithLeftovers(leftovers *restore.Leftovers) Option {
 // Close fails, retried until it succeeds. Without it nothing is recorded.
 func WithJournal(j *journal.Journal, cleanup journal.Cleanup) Option {
 	return func(o *options) { o.journal, o.journalCleanup = j, cleanup }
+}
+
+// WithRequestCheckOptions configures the checks every Request passes first (e.g. its bounds).
+func WithRequestCheckOptions(requestCheckOptions ...requestcheck.Option) Option {
+	return func(o *options) { o.requestCheckOptions = requestCheckOptions }
 }

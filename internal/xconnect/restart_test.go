@@ -46,7 +46,7 @@ func newRestartPeers(ctx context.Context, t *testing.T) *restartPeers {
 	return p
 }
 
-func (p *restartPeers) request(t *testing.T, forwarder endpoint.Endpoint, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
+func (p *restartPeers) request(t *testing.T, forwarder *nsmgr, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(clienturlctx.WithClientURL(context.Background(), p.hopURL), 20*time.Second)
 	defer cancel()
@@ -55,7 +55,8 @@ func (p *restartPeers) request(t *testing.T, forwarder endpoint.Endpoint, reques
 
 // life is one run of the forwarder next to an external VPP: its own VPP connection and journal.
 type life struct {
-	forwarder endpoint.Endpoint
+	endpoint  endpoint.Endpoint
+	forwarder *nsmgr // reaches endpoint as nsmgr does
 	vppConn   *vpptest.Conn
 	journal   *journal.Journal
 	leftovers *restore.Leftovers
@@ -85,10 +86,11 @@ func startLife(t *testing.T, vpp *testVPP, kind kernelif.Kind, journalDir string
 	releaser := restore.NewReleaser(l.vppConn, markedroutes.NewServer(), restore.WithForwarderNetns(forwarderNetns))
 	l.leftovers, err = restore.Scan(ctx, releaser, l.journal, kind.Resolve() == kernelif.Tap)
 	require.NoError(t, err)
-	l.forwarder = newForwarder(ctx, t, vpp, l.vppConn, kind, append([]xconnect.Option{
+	l.endpoint = newForwarder(ctx, t, vpp, l.vppConn, kind, append([]xconnect.Option{
 		xconnect.WithJournal(l.journal, releaser.Release),
 		xconnect.WithLeftovers(l.leftovers),
 	}, opts...)...)
+	l.forwarder = serveForwarder(t, l.endpoint)
 	return l
 }
 
@@ -297,7 +299,7 @@ func tapsOf(vpp *testVPP, owner string) []string {
 	var names []string
 	for _, iface := range vpp.Sim.State().Interfaces {
 		if iface.Tap != nil && iface.Tag == owner {
-			names = append(names, iface.Tap.HostNamespace+" "+iface.Tap.HostIfName)
+			names = append(names, netnsID(iface.Tap.HostNamespace)+" "+iface.Tap.HostIfName)
 		}
 	}
 	sort.Strings(names)

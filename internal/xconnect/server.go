@@ -26,7 +26,6 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/filtermechanisms"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanismpriority"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/recvfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanismtranslation"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/roundrobin"
@@ -57,6 +56,8 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
+	"github.com/nsmfwd/forwarder-vpp/internal/recvnetns"
+	"github.com/nsmfwd/forwarder-vpp/internal/replyfd"
 	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 )
@@ -83,13 +84,15 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 		endpoint.WithAuthorizeServer(o.authorizeServer),
 		endpoint.WithAuthorizeMonitorConnectionServer(o.authorizeMonitorServer),
 		endpoint.WithAdditionalFunctionality(
-			// First: a Request that fails validation touches nothing, not even what a previous run left.
-			requestcheck.NewServer(),
+			// First behind authorize: a hostile or oversized Request is refused before any element
+			// acts, and touches nothing, not even what a previous run left.
+			requestcheck.NewServer(o.requestCheckOptions...),
 			// Before every element that holds resources, so that it covers them all.
 			expiry.NewServer(ctx, o.expiryOptions...),
-			recvfd.NewServer(),
-			sendfd.NewServer(),
-			// Behind recvfd, which hands them the client's namespace; before every element that programs.
+			// Namespaces are opened only as the descriptors the peer passed.
+			recvnetns.NewServer(),
+			replyfd.NewServer(),
+			// Behind recvnetns, which hands them the client's namespace; before every element that programs.
 			journal.NewServer(ctx, o.journal, o.journalCleanup),
 			restore.NewServer(o.leftovers),
 			discover.NewServer(nsClient, nseClient),
@@ -151,16 +154,18 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		wireguard.NewClient(vppConn, tunnelIP),
 		ipsec.NewClient(vppConn, tunnelIP, ipsec.WithIKEv2PrivateKey(ikev2KeyFile)),
 		vlan.NewClient(vppConn, o.vlanDomainToDevice),
-		// Behind every mechanism and recvfd: on the way back they see the next hop's answer first.
+		// Behind every mechanism, before recvnetns: on the way back they see the next hop's answer
+		// first, its namespace already received.
 		restore.NewClient(o.leftovers),
 		journal.NewClient(o.journal),
 		filtermechanisms.NewClient(),
 		mechanismpriority.NewClient(o.mechanismPriority...),
 		afxdppinhole.NewClient(),
 		pinhole.NewClient(vppConn, pinhole.WithSharedMutex(pinholeMutex)),
-		recvfd.NewClient(),
+		recvnetns.NewClient(),
 		nsmonitor.NewClient(ctx),
 		sendfd.NewClient(),
+		recvnetns.NewWireClient(),
 	}
 	return client.NewClient(ctx,
 		client.WithoutRefresh(),

@@ -118,7 +118,7 @@ func testVxlanBetweenTwoNodesCarriesTraffic(t *testing.T, backend vpptest.Backen
 	t.Cleanup(cancel)
 
 	nodeBURL := nodes.serveEndpointNode(ctx, t, nse)
-	forwarderA := newForwarder(ctx, t, nodes.vppA, nodes.vppA, nodes.kind, xconnect.WithMechanismPriority([]string{vxlanmech.MECHANISM}))
+	forwarderA := serveForwarder(t, newForwarder(ctx, t, nodes.vppA, nodes.vppA, nodes.kind, xconnect.WithMechanismPriority([]string{vxlanmech.MECHANISM})))
 	requestCtx, cancelRequest := context.WithTimeout(clienturlctx.WithClientURL(ctx, nodeBURL), 20*time.Second)
 	defer cancelRequest()
 
@@ -166,7 +166,7 @@ func testRestartedForwardersAdoptAVxlanConnection(t *testing.T, backend vpptest.
 	nodeBEndpoint := &endpointNode{nseURL: kernelNextHop(nse.Path(), "nse-1").serve(ctx, t)}
 	nodeBURL := nodeBEndpoint.serve(t)
 	lifeB := startLife(t, vppB, nodes.kind, journalB, nodeB)
-	nodeBEndpoint.setForwarder(lifeB.forwarder)
+	nodeBEndpoint.setForwarder(lifeB.endpoint)
 	lifeA := startLife(t, vppA, nodes.kind, journalA, nodeA, vxlanFirst)
 	requestCtx, cancelRequest := context.WithTimeout(clienturlctx.WithClientURL(ctx, nodeBURL), 20*time.Second)
 	defer cancelRequest()
@@ -179,7 +179,7 @@ func testRestartedForwardersAdoptAVxlanConnection(t *testing.T, backend vpptest.
 	lifeB.die()
 
 	lifeB = startLife(t, vppB, nodes.kind, journalB, nodeB)
-	nodeBEndpoint.setForwarder(lifeB.forwarder)
+	nodeBEndpoint.setForwarder(lifeB.endpoint)
 	lifeA = startLife(t, vppA, nodes.kind, journalA, nodeA, vxlanFirst)
 	sinceA, sinceB := len(vppA.Requests()), len(vppB.Requests())
 	request.Connection = conn.Clone()
