@@ -238,7 +238,7 @@ func TestRestartedForwarderRebuildsOnlyTheSideThatDiffers(t *testing.T) {
 	require.Equal(t, []string{"lo", "nsc-2"}, linkNamesIn(t, peers.nsc.Path()), "the client's old interface was not released, or no new one made")
 	require.Equal(t, endpointSide, podLink(t, peers.nse.Path(), "nse-1"), "the endpoint's side was rebuilt although it was intact")
 	// This harness's next hop adds no path segment: both sides carry the forwarder's connection ID.
-	taps := []string{peers.nsc.Path() + " nsc-2", peers.nse.Path() + " nse-1"}
+	taps := []string{netnsID(peers.nsc.Path()) + " nsc-2", netnsID(peers.nse.Path()) + " nse-1"}
 	sort.Strings(taps)
 	require.Equal(t, taps, tapsOf(vpp, conn.GetPath().GetPathSegments()[1].GetId()), "one tap per side, the client's old one released")
 	require.NoError(t, vppsimtest.Ping(peers.nsc, nscIP, nseIP, 5*time.Second))
