@@ -10,6 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 )
 
 const (
@@ -108,9 +110,12 @@ func (j *Journal) adoptSibling(ctx context.Context, sibling string) {
 		e := j.lockedEntry(rec.ID)
 		err := error(nil)
 		if e.rec == nil {
-			if err = writeRecord(j.dir, rec); err == nil {
+			err = writeRecord(j.dir, rec)
+			fwdmetrics.JournalWrite(ctx, err)
+			if err == nil {
 				e.rec = rec
 				adopted++
+				fwdmetrics.JournalRecords(ctx, 1)
 			}
 		}
 		e.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 )
 
@@ -39,9 +40,13 @@ func Scan(ctx context.Context, releaser *Releaser, j *journal.Journal, kernelTap
 	if err != nil {
 		return nil, err
 	}
+	fwdmetrics.LeftoversFound(ctx, fwdmetrics.KindConnection, len(j.Records()))
 	var foreign []string
 	for _, i := range view.ordered {
-		if i.tag != "" && !sideIDs[i.tag] {
+		switch {
+		case i.tag != "" && sideIDs[i.tag]:
+			fwdmetrics.LeftoversFound(ctx, kindName(i.kind), 1)
+		case i.tag != "":
 			foreign = append(foreign, i.String())
 		}
 	}
@@ -51,7 +56,12 @@ func Scan(ctx context.Context, releaser *Releaser, j *journal.Journal, kernelTap
 	}
 	for _, l := range links {
 		for _, prefix := range vethAliasPrefixes {
-			if id, ok := strings.CutPrefix(l.Attrs().Alias, prefix); ok && l.Type() == "veth" && !firstIDs[id] {
+			id, ok := strings.CutPrefix(l.Attrs().Alias, prefix)
+			switch {
+			case !ok || l.Type() != "veth":
+			case firstIDs[id]:
+				fwdmetrics.LeftoversFound(ctx, fwdmetrics.KindVeth, 1)
+			default:
 				foreign = append(foreign, "veth "+l.Attrs().Name+" (alias "+l.Attrs().Alias+")")
 			}
 		}
