@@ -130,14 +130,24 @@ func JournalWrite(ctx context.Context, err error) {
 	add(ctx, get().journalWrites, 1, "result", result(err))
 }
 
-// PolicyRouteWrites counts n policy rules or routes of a write kind.
-func PolicyRouteWrites(ctx context.Context, kind string, n int) {
-	add(ctx, get().policyRouteWrites, n, "kind", kind)
+// Kinder is a write that says which kind it is (routeview.Op).
+type Kinder interface{ Kind() string }
+
+// PolicyRouteWrites counts the policy rules and routes one reconciliation adopted and wrote.
+func PolicyRouteWrites[W Kinder](ctx context.Context, adopted int, writes []W) {
+	countWrites(ctx, get().policyRouteWrites, adopted, writes)
 }
 
-// LinkRouteWrites counts n main-table routes of a write kind.
-func LinkRouteWrites(ctx context.Context, kind string, n int) {
-	add(ctx, get().linkRouteWrites, n, "kind", kind)
+// LinkRouteWrites counts the main-table routes one reconciliation adopted and wrote.
+func LinkRouteWrites[W Kinder](ctx context.Context, adopted int, writes []W) {
+	countWrites(ctx, get().linkRouteWrites, adopted, writes)
+}
+
+func countWrites[W Kinder](ctx context.Context, counter metric.Int64Counter, adopted int, writes []W) {
+	add(ctx, counter, adopted, "kind", WriteAdopted)
+	for _, w := range writes {
+		add(ctx, counter, 1, "kind", w.Kind())
+	}
 }
 
 // ExpiryRelease counts one connection released for reason.
