@@ -79,7 +79,7 @@ func get() *instruments {
 		all.journalRecords, _ = m.Int64UpDownCounter("forwarder_vpp_journal_records",
 			metric.WithDescription("Connection records the journal holds"))
 		all.journalWrites, _ = m.Int64Counter("forwarder_vpp_journal_writes",
-			metric.WithDescription("Journal record writes and removals, by result (ok, failed)"))
+			metric.WithDescription("Journal record writes and removals, by result (ok, error)"))
 		all.policyRouteWrites, _ = m.Int64Counter("forwarder_vpp_policyroute_writes",
 			metric.WithDescription("Policy rules and their table's routes reconciled in client namespaces, by kind (adopted, added, replaced, deleted)"))
 		all.linkRouteWrites, _ = m.Int64Counter("forwarder_vpp_linkroute_writes",

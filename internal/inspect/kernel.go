@@ -107,11 +107,10 @@ func (ns *namespace) readSide(k *Kernel, first, count uint32) []string {
 	tables := map[uint32][]string{}
 	for route := range ns.view.MarkedVia(index) {
 		ns.accounted[route.String()] = true
-		switch {
-		case route.Table == routeview.MainTable:
-			k.Routes = append(k.Routes, route.String())
-		case inRange(route.Table, first, count):
+		if inRange(route.Table, first, count) {
 			tables[route.Table] = append(tables[route.Table], route.String())
+		} else {
+			k.Routes = append(k.Routes, route.String())
 		}
 	}
 	for table, routes := range tables {

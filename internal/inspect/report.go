@@ -67,7 +67,8 @@ type Kernel struct {
 	MAC       string   `json:"mac,omitempty"`
 	Up        bool     `json:"up,omitempty"`
 	Addresses []string `json:"addresses,omitempty"`
-	// Routes are the forwarder's marked main-table routes through the interface.
+	// Routes are the forwarder's marked routes through the interface outside its policy tables (the
+	// main table's, from linkroutes).
 	Routes   []string      `json:"routes,omitempty"`
 	Policies []PolicyTable `json:"policies,omitempty"`
 }

@@ -6,10 +6,6 @@ import (
 
 	"go.fd.io/govpp/api"
 
-	"github.com/networkservicemesh/govpp/binapi/interface_types"
-	"github.com/networkservicemesh/govpp/binapi/l2"
-	"github.com/networkservicemesh/govpp/binapi/l3xc"
-
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 )
 
@@ -29,32 +25,13 @@ func readVPPState(ctx context.Context, vppConn api.Connection) (*vppState, error
 	for _, i := range interfaces {
 		s.byIndex[i.SwIfIndex] = i
 	}
-	l2Stream, err := l2.NewServiceClient(vppConn).L2XconnectDump(ctx, &l2.L2XconnectDump{})
+	xconnects, err := restore.ReadXConnects(ctx, vppConn)
 	if err != nil {
-		return nil, fmt.Errorf("dumping l2 cross-connects: %w", err)
+		return nil, err
 	}
-	for {
-		d, err := l2Stream.Recv()
-		if err != nil {
-			break
-		}
-		s.xconnects[uint32(d.RxSwIfIndex)] = append(s.xconnects[uint32(d.RxSwIfIndex)], "l2xc to "+s.name(uint32(d.TxSwIfIndex)))
-	}
-	l3Stream, err := l3xc.NewServiceClient(vppConn).L3xcDump(ctx, &l3xc.L3xcDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
-	if err == nil {
-		for {
-			d, err := l3Stream.Recv()
-			if err != nil {
-				break
-			}
-			family := "ip4"
-			if d.L3xc.IsIP6 {
-				family = "ip6"
-			}
-			for _, path := range d.L3xc.Paths {
-				index := uint32(d.L3xc.SwIfIndex)
-				s.xconnects[index] = append(s.xconnects[index], fmt.Sprintf("l3xc %s to %s", family, s.name(path.SwIfIndex)))
-			}
+	for from, list := range xconnects {
+		for _, xc := range list {
+			s.xconnects[from] = append(s.xconnects[from], xc.Kind+" to "+s.name(xc.To))
 		}
 	}
 	return s, nil
