@@ -70,24 +70,22 @@ var (
 func get() *instruments {
 	once.Do(func() {
 		m := otel.Meter(meterName)
-		all.leftoversFound, _ = m.Int64Counter("forwarder_vpp_leftovers_found",
-			metric.WithDescription("Objects of a previous run found at start-up, by kind: journal connections, their VPP interfaces, the forwarder's veth ends"))
-		all.leftoversAdopted, _ = m.Int64Counter("forwarder_vpp_leftovers_adopted",
-			metric.WithDescription("VPP interfaces of a previous run handed back to their connection as they were, by kind"))
-		all.leftoversReleased, _ = m.Int64Counter("forwarder_vpp_leftovers_released",
-			metric.WithDescription("Objects of a previous run or of a failed Request released, by kind"))
-		all.journalRecords, _ = m.Int64UpDownCounter("forwarder_vpp_journal_records",
-			metric.WithDescription("Connection records the journal holds"))
-		all.journalWrites, _ = m.Int64Counter("forwarder_vpp_journal_writes",
-			metric.WithDescription("Journal record writes and removals, by result (ok, error)"))
-		all.policyRouteWrites, _ = m.Int64Counter("forwarder_vpp_policyroute_writes",
-			metric.WithDescription("Policy rules and their table's routes reconciled in client namespaces, by kind (adopted, added, replaced, deleted)"))
-		all.linkRouteWrites, _ = m.Int64Counter("forwarder_vpp_linkroute_writes",
-			metric.WithDescription("Main-table routes through a connection's interface reconciled, by kind (adopted, added, replaced, deleted)"))
-		all.expiryReleases, _ = m.Int64Counter("forwarder_vpp_expiry_releases",
-			metric.WithDescription("Connections released without a Close from their client, by reason (restart_grace, token_expiry)"))
-		all.monitorBreaks, _ = m.Int64Counter("forwarder_vpp_monitor_breaks",
-			metric.WithDescription("Broken upstream monitor streams, by outcome: resubscribed (hidden) or down (passed on, reported DOWN)"))
+		for _, c := range []struct {
+			into              *metric.Int64Counter
+			name, description string
+		}{
+			{&all.leftoversFound, "forwarder_vpp_leftovers_found", "Objects of a previous run found at start-up, by kind: journal connections, their VPP interfaces, the forwarder's veth ends"},
+			{&all.leftoversAdopted, "forwarder_vpp_leftovers_adopted", "VPP interfaces of a previous run handed back to their connection as they were, by kind"},
+			{&all.leftoversReleased, "forwarder_vpp_leftovers_released", "Objects of a previous run or of a failed Request released, by kind"},
+			{&all.journalWrites, "forwarder_vpp_journal_writes", "Journal record writes and removals, by result (ok, error)"},
+			{&all.policyRouteWrites, "forwarder_vpp_policyroute_writes", "Policy rules and their table's routes reconciled in client namespaces, by kind (adopted, added, replaced, deleted)"},
+			{&all.linkRouteWrites, "forwarder_vpp_linkroute_writes", "Main-table routes through a connection's interface reconciled, by kind (adopted, added, replaced, deleted)"},
+			{&all.expiryReleases, "forwarder_vpp_expiry_releases", "Connections released without a Close from their client, by reason (restart_grace, token_expiry)"},
+			{&all.monitorBreaks, "forwarder_vpp_monitor_breaks", "Broken upstream monitor streams, by outcome: resubscribed (hidden) or down (passed on, reported DOWN)"},
+		} {
+			*c.into, _ = m.Int64Counter(c.name, metric.WithDescription(c.description))
+		}
+		all.journalRecords, _ = m.Int64UpDownCounter("forwarder_vpp_journal_records", metric.WithDescription("Connection records the journal holds"))
 		all.requestDuration, _ = m.Float64Histogram("forwarder_vpp_request_duration", metric.WithUnit("s"),
 			metric.WithDescription("Duration of Requests through the forwarder's chain, by result (ok, error)"), metric.WithExplicitBucketBoundaries(latencyBuckets...))
 		all.closeDuration, _ = m.Float64Histogram("forwarder_vpp_close_duration", metric.WithUnit("s"),

@@ -34,15 +34,8 @@ func TestInspectAndMetricsAcrossCrashes(t *testing.T) {
 	}
 	sc := scenario{tag: "insp", kernelType: "tap", linkType: "tuntap", nodes: 1, tokenLifetime: expiryLifetime, requestTimeout: crashRequestTimeout,
 		forwarderEnv: []string{"TELEMETRY=true", "PROMETHEUS=true", "NSM_PROMETHEUS_LISTEN_ON=" + metricsAddress, "NSM_OPEN_TELEMETRY_ENDPOINT=127.0.0.1:4317"}}
-	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
+	ctx, d, nse, client, view := connectWithPolicy(t, sc)
 	node := d.Nodes[0]
-	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
-	require.NoError(t, err)
-	client := connectClient(ctx, t, d, sc)
-	requirePolicies(t, client)
-	view := requireConnected(ctx, t, d, sc, client, nse)
 
 	first := scrape(t, node)
 	first.requireAtLeast(t, 1, "forwarder_vpp_request_duration_seconds", "result", "ok")
