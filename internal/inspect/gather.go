@@ -105,7 +105,10 @@ func connection(rec *journal.Record, vpp *vppState, spaces *namespaces, first, c
 		side := &Side{Side: name, Mechanism: conn.GetMechanism().GetType()}
 		recorded, hasRecorded := state.Side(outgoing)
 		if vpp != nil {
-			side.VPP = vpp.tagged(map[string]bool{conn.GetId(): true})
+			// Both sides may carry the same tag (a next hop that adds no path segment): the other
+			// side's recorded interface is not this side's, as restore tells them apart.
+			other, _ := state.Side(!outgoing)
+			side.VPP = vpp.tagged(conn.GetId(), other.SwIfIndex)
 			if hasRecorded && recorded.SwIfIndex != 0 && !holds(side.VPP, recorded.SwIfIndex) {
 				c.Problems = append(c.Problems, fmt.Sprintf("%s side: VPP no longer holds the recorded interface %d", name, recorded.SwIfIndex))
 			}

@@ -44,11 +44,11 @@ func (s *vppState) name(index uint32) string {
 	return fmt.Sprint(index)
 }
 
-// tagged lists the interfaces whose tag is one of tags.
-func (s *vppState) tagged(tags map[string]bool) []VPPInterface {
+// tagged lists the interfaces tagged tag, but for the one at index except (0: none).
+func (s *vppState) tagged(tag string, except uint32) []VPPInterface {
 	var out []VPPInterface
 	for _, i := range s.interfaces {
-		if i.Tag != "" && tags[i.Tag] {
+		if i.Tag == tag && tag != "" && (except == 0 || i.SwIfIndex != except) {
 			out = append(out, VPPInterface{VPPInterface: i, XConnects: s.xconnects[i.SwIfIndex]})
 		}
 	}
