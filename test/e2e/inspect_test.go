@@ -44,6 +44,10 @@ func TestInspectAndMetricsAcrossCrashes(t *testing.T) {
 	first.requireAtLeast(t, 1, "forwarder_vpp_journal_records")
 
 	pods := []string{client.Pod.Netns, nse.Pod.Netns}
+	for _, netns := range append([]string{node.Netns}, pods...) {
+		// The kernel's own late writes (IPv6 link-local addresses) are not inspect's.
+		require.NoError(t, topology.WaitAddressesSettled(netns, 10*time.Second))
+	}
 	healthy := inspectWithoutWrites(ctx, t, d, node, pods)
 	require.True(t, healthy.Journal.ForwarderRunning, "the running forwarder's journal lock was not seen")
 	conn := requireOneConnection(t, healthy, "with the forwarder running")
