@@ -56,7 +56,7 @@ func (p *printer) connection(c *Connection) {
 		if k := s.Kernel; k != nil {
 			p.line(2, "kernel %s in %s (namespace %s) index %d MAC %s up %t", k.Interface, k.Netns, k.Namespace, k.Index, k.MAC, k.Up)
 			p.list(3, "address", k.Addresses)
-			p.list(3, "marked route", k.Routes)
+			p.list(3, "marked", k.Routes)
 			for _, t := range k.Policies {
 				p.line(3, "policy table %d", t.Table)
 				p.list(4, "", t.Rules)
