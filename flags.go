@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/inspect"
 	"github.com/nsmfwd/forwarder-vpp/internal/liveness"
 )
 
@@ -18,11 +19,19 @@ var version = "dev"
 // handleFlags runs what the command line asks for besides forwarding (help, -version, the
 // liveness probe) and says whether the process is done, with which exit code.
 func handleFlags(args []string) (exitCode int, done bool) {
+	if len(args) > 0 && args[0] == "inspect" {
+		return inspect.Main(context.Background(), args[1:], os.Stdout, os.Stderr), true
+	}
 	flags := flag.NewFlagSet("forwarder-vpp", flag.ContinueOnError)
 	flags.SetOutput(os.Stdout)
 	showVersion := flags.Bool("version", false, "print the version and exit")
 	probe := flags.String("liveness", "", "check that the forwarder serving on this `URL` (NSM_LISTEN_ON) answers, then exit: the liveness probe")
-	flags.Usage = func() { _ = config.PrintUsage(os.Stdout); fmt.Println("\nFlags:"); flags.PrintDefaults() }
+	flags.Usage = func() {
+		_ = config.PrintUsage(os.Stdout)
+		fmt.Println("\nFlags:")
+		flags.PrintDefaults()
+		fmt.Println("\nSubcommand:\n  inspect [-json]\n\tprint what this forwarder owns (its journal, VPP, the client namespaces), orphans and foreign state; reads only")
+	}
 	err := flags.Parse(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):

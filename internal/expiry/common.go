@@ -8,6 +8,8 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 	"github.com/networkservicemesh/sdk/pkg/tools/clock"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 )
 
 // releaseTimeout bounds the Close the element issues itself.
@@ -64,6 +66,7 @@ func (s *expiryServer) expire(closeCtx context.Context, id string, armedState *c
 	defer cancel()
 	logger := log.FromContext(ctx).WithField("expiry", "release")
 	logger.Warnf("connection %s expired and no Close reached the data plane: releasing it", id)
+	fwdmetrics.ExpiryRelease(ctx, fwdmetrics.ExpiryToken)
 	if _, err := next.Server(ctx).Close(ctx, conn); err != nil {
 		logger.Errorf("releasing expired connection %s: %v", id, err)
 	}

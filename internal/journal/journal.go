@@ -15,6 +15,8 @@ import (
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 )
 
 const (
@@ -68,9 +70,11 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Journal, error) {
 		return nil, err
 	}
 	j := &Journal{dir: dir, lock: lock, entries: map[string]*entry{}}
-	for _, rec := range loadDir(ctx, dir) {
+	loaded := loadDir(ctx, dir)
+	for _, rec := range loaded {
 		j.entries[rec.ID] = &entry{rec: rec}
 	}
+	fwdmetrics.JournalRecords(ctx, len(loaded))
 	if o.siblingKey != "" {
 		if err := writeOwner(dir, o.siblingKey); err != nil {
 			_ = j.Close()
@@ -227,9 +231,15 @@ func (j *Journal) Forget(id string) error {
 
 func (j *Journal) forgetLocked(id string, e *entry) error {
 	if e.rec != nil {
-		if err := os.Remove(filepath.Join(j.dir, fileName(id))); err != nil && !os.IsNotExist(err) {
+		err := os.Remove(filepath.Join(j.dir, fileName(id)))
+		if os.IsNotExist(err) {
+			err = nil
+		}
+		fwdmetrics.JournalWrite(context.Background(), err)
+		if err != nil {
 			return errors.Wrapf(err, "journal: removing the record of %s", id)
 		}
+		fwdmetrics.JournalRecords(context.Background(), -1)
 	}
 	e.rec = nil
 	e.detached = true
@@ -271,8 +281,13 @@ func (j *Journal) store(e *entry, rec *Record) error {
 	if e.rec != nil && e.rec.Committed.equal(rec.Committed) && e.rec.Intent.equal(rec.Intent) && sameNamespaces(e.rec, rec) {
 		return nil
 	}
-	if err := writeRecord(j.dir, rec); err != nil {
+	err := writeRecord(j.dir, rec)
+	fwdmetrics.JournalWrite(context.Background(), err)
+	if err != nil {
 		return err
+	}
+	if e.rec == nil {
+		fwdmetrics.JournalRecords(context.Background(), 1)
 	}
 	e.rec = rec
 	return nil

@@ -354,3 +354,8 @@ func decodeState(w *wireState) (*State, error) {
 	}
 	return s, nil
 }
+
+// MarshalJSON is the record as the journal writes it.
+func (r *Record) MarshalJSON() ([]byte, error) {
+	return encode(r)
+}

@@ -3,13 +3,17 @@ package journal
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pkg/errors"
 	"golang.org/x/sys/unix"
 
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 )
 
 const (
@@ -108,9 +112,12 @@ func (j *Journal) adoptSibling(ctx context.Context, sibling string) {
 		e := j.lockedEntry(rec.ID)
 		err := error(nil)
 		if e.rec == nil {
-			if err = writeRecord(j.dir, rec); err == nil {
+			err = writeRecord(j.dir, rec)
+			fwdmetrics.JournalWrite(ctx, err)
+			if err == nil {
 				e.rec = rec
 				adopted++
+				fwdmetrics.JournalRecords(ctx, 1)
 			}
 		}
 		e.mu.Unlock()
@@ -149,4 +156,29 @@ func moveUnreadable(ctx context.Context, sibling, dir string) {
 			log.FromContext(ctx).Warnf("journal: moving %s: %v", from, err)
 		}
 	}
+}
+
+// Locked tells, without taking it, whether a running forwarder holds the lock of the journal in
+// dir: the kernel lists every flock in /proc/locks by the inode of its file.
+func Locked(dir string) (bool, error) {
+	var stat unix.Stat_t
+	if err := unix.Stat(filepath.Join(dir, lockFile), &stat); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return false, nil
+		}
+		return false, errors.Wrap(err, "journal: the lock")
+	}
+	locks, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return false, errors.Wrap(err, "journal: reading /proc/locks")
+	}
+	// A line reads "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF": the device is major:minor in hex.
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(stat.Dev), unix.Minor(stat.Dev), stat.Ino)
+	for _, line := range strings.Split(string(locks), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 6 && fields[1] == "FLOCK" && fields[5] == want {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -43,7 +43,7 @@ func (c *linkRoutesClient) Request(ctx context.Context, request *networkservice.
 }
 
 func (c *linkRoutesClient) Close(ctx context.Context, conn *networkservice.Connection, opts ...grpc.CallOption) (*empty.Empty, error) {
-	removeErr := c.removeAll(conn)
+	removeErr := c.removeAll(ctx, conn)
 	_, err := next.Client(ctx).Close(ctx, conn, opts...)
 	return closed(ctx, removeErr, err)
 }

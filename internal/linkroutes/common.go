@@ -15,6 +15,7 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 	"github.com/nsmfwd/forwarder-vpp/internal/routeview"
 )
 
@@ -68,6 +69,7 @@ func (l *linkRoutes) reconcile(ctx context.Context, conn *networkservice.Connect
 	if err := view.Write(ops); err != nil {
 		return err
 	}
+	fwdmetrics.LinkRouteWrites(ctx, adopted(len(desired), ops), ops)
 	l.registry.Hold(l.holder(conn), view)
 	return nil
 }
@@ -90,6 +92,16 @@ func plan(view *routeview.View, link int, desired map[routeview.Slot]*desiredRou
 		}
 	}
 	return append(writes, deletes...), nil
+}
+
+// adopted is how many of the desired routes needed no write.
+func adopted(desired int, ops []routeview.Op) int {
+	for _, op := range ops {
+		if op.Kind() != routeview.OpDeleted {
+			desired--
+		}
+	}
+	return desired
 }
 
 // write is what puts want into a slot holding actual: nothing when it is there, or when the kernel's own
@@ -138,7 +150,7 @@ func sameNextHop(want, have *routeview.Route) bool {
 
 // removeAll deletes every marked main-table route through the connection's interface. An interface that is
 // gone took its routes with it.
-func (l *linkRoutes) removeAll(conn *networkservice.Connection) error {
+func (l *linkRoutes) removeAll(ctx context.Context, conn *networkservice.Connection) error {
 	defer l.registry.Release(l.holder(conn))
 	mechanism := kernel.ToMechanism(conn.GetMechanism())
 	if mechanism == nil || mechanism.GetVLAN() != 0 {
@@ -162,7 +174,11 @@ func (l *linkRoutes) removeAll(conn *networkservice.Connection) error {
 			deletes = append(deletes, route.DeleteOp())
 		}
 	}
-	return view.Write(deletes)
+	if err := view.Write(deletes); err != nil {
+		return err
+	}
+	fwdmetrics.LinkRouteWrites(ctx, 0, deletes)
+	return nil
 }
 
 func (l *linkRoutes) holder(conn *networkservice.Connection) string {

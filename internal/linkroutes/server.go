@@ -42,7 +42,7 @@ func (s *linkRoutesServer) Request(ctx context.Context, request *networkservice.
 }
 
 func (s *linkRoutesServer) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
-	removeErr := s.removeAll(conn)
+	removeErr := s.removeAll(ctx, conn)
 	_, err := next.Server(ctx).Close(ctx, conn)
 	return closed(ctx, removeErr, err)
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 )
 
 // Why a break is passed on although the peer may have answered.
@@ -47,7 +49,11 @@ func (s *resilientStream) RecvMsg(m any) error {
 		s.rememberEndpoint(m)
 		return nil
 	}
-	if s.ctx.Err() != nil || s.options.reopenTimeout <= 0 {
+	if s.ctx.Err() != nil {
+		return err
+	}
+	if s.options.reopenTimeout <= 0 {
+		fwdmetrics.MonitorBreak(s.ctx, fwdmetrics.MonitorReportedDown)
 		return err
 	}
 	return s.reestablish(m, err)
@@ -75,8 +81,10 @@ func (s *resilientStream) reestablish(m any, cause error) error {
 	start := time.Now()
 	if err := s.reopen(m); err != nil {
 		logger.Warnf("passing on the break after %v (%v): %v", time.Since(start).Round(time.Millisecond), err, cause)
+		fwdmetrics.MonitorBreak(s.ctx, fwdmetrics.MonitorReportedDown)
 		return cause
 	}
+	fwdmetrics.MonitorBreak(s.ctx, fwdmetrics.MonitorResubscribed)
 	logger.Infof("MonitorConnections stream re-established in %v; it broke with: %v", time.Since(start).Round(time.Millisecond), cause)
 	s.rememberEndpoint(m)
 	return nil

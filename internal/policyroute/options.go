@@ -120,3 +120,9 @@ func (o *options) validate() error {
 func (o *options) lastPriority() uint32 {
 	return o.firstPriority + o.priorityCount - 1
 }
+
+// DefaultTableRange is the range of routing tables the forwarder's policy routes use: what an
+// operator's report calls this forwarder's table range.
+func DefaultTableRange() (first, count uint32) {
+	return defaultFirstTable, defaultTableCount
+}

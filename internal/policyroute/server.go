@@ -13,6 +13,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/sdk/pkg/tools/postpone"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 	"github.com/nsmfwd/forwarder-vpp/internal/routeview"
 )
 
@@ -101,9 +102,11 @@ func (s *policyRouteServer) apply(ctx context.Context, conn *networkservice.Conn
 	log.FromContext(ctx).WithField("policyroute", "apply").
 		Debugf("adopted %d, route writes %d, rule adds %d, rule deletes %d, route deletes %d",
 			p.adopted, len(p.routeWrites), len(p.ruleAdds), len(p.ruleDeletes), len(p.routeDeletes))
-	if err := view.Write(p.ops()); err != nil {
+	ops := p.ops()
+	if err := view.Write(ops); err != nil {
 		return err
 	}
+	fwdmetrics.PolicyRouteWrites(ctx, p.adopted, ops)
 	if !closing {
 		s.opts.registry.Hold(holder, view)
 	}

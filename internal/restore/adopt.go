@@ -13,6 +13,7 @@ import (
 	"github.com/networkservicemesh/sdk-vpp/pkg/tools/link"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/netnsid"
 )
@@ -33,6 +34,7 @@ func (a *adopter) side(ctx context.Context, rec *journal.Record, conn *networkse
 	name := sideName(outgoing)
 	why := a.adopt(ctx, rec, conn, outgoing)
 	if why == "" {
+		fwdmetrics.LeftoverAdopted(ctx, a.kindFor(conn.GetMechanism()))
 		logger.Infof("restore: connection %s is back, its %s side is adopted as the previous run left it", rec.ID, name)
 		return
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 )
 
@@ -110,6 +111,7 @@ func (l *Leftovers) release(ctx context.Context, lo *leftover) error {
 	if retries == nil {
 		retries = context.WithoutCancel(ctx)
 	}
+	fwdmetrics.LeftoverReleased(ctx, fwdmetrics.KindConnection)
 	// A Close's context ends with the call; the retries must not.
 	return l.journal.Retire(log.WithLog(retries, log.FromContext(ctx)), lo.rec.ID, l.releaser.Release)
 }
@@ -146,8 +148,12 @@ func (l *Leftovers) ExpireAfter(ctx context.Context, grace time.Duration) {
 		select {
 		case <-ctx.Done():
 		case <-timer.C:
-			log.FromContext(ctx).Infof("restore: releasing leftovers of connections not requested within %s: %v", grace, l.Owners())
-			_ = l.ReleaseAll(ctx)
+			owners := l.Owners()
+			log.FromContext(ctx).Infof("restore: releasing leftovers of connections not requested within %s: %v", grace, owners)
+			for range owners {
+				fwdmetrics.ExpiryRelease(ctx, fwdmetrics.ExpiryRestartGrace)
+			}
+			_ = l.ReleaseOwned(ctx, owners...)
 		}
 	}()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/netnsid"
 )
@@ -104,6 +105,7 @@ func (r *Releaser) releaseInterfaces(ctx context.Context, found []*vppInterface)
 			errs = append(errs, pkgerrors.Wrapf(err, "deleting %s", i))
 			continue
 		}
+		fwdmetrics.LeftoverReleased(ctx, kindName(i.kind))
 		log.FromContext(ctx).Infof("restore: released %s", i)
 	}
 	return errors.Join(errs...)
@@ -149,6 +151,7 @@ func (r *Releaser) releaseVeths(ctx context.Context, aliases map[string]bool) er
 			errs = append(errs, pkgerrors.Wrapf(err, "deleting veth %s", l.Attrs().Name))
 			continue
 		}
+		fwdmetrics.LeftoverReleased(ctx, fwdmetrics.KindVeth)
 		log.FromContext(ctx).Infof("restore: released veth %s (%s)", l.Attrs().Name, l.Attrs().Alias)
 	}
 	return errors.Join(errs...)
@@ -193,6 +196,7 @@ func (r *Releaser) closeRecorded(ctx context.Context, rec *journal.Record, conn 
 	if _, err := r.kernelCleanup.Close(ctx, opened); err != nil {
 		return pkgerrors.Wrapf(err, "removing the kernel state of connection %s", rec.ID)
 	}
+	fwdmetrics.LeftoverReleased(ctx, fwdmetrics.KindKernelState)
 	log.FromContext(ctx).Infof("restore: released the kernel state of connection %s in %s", rec.ID, identity)
 	return nil
 }

@@ -5,13 +5,30 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 )
 
 // vethAliasPrefixes start the aliases sdk-vpp's kernelvethpair gives the forwarder's end of a veth.
 var vethAliasPrefixes = []string{"veth-client-", "veth-server-"}
+
+// VethConnectionID is the client's path segment ID a veth end's alias names, when sdk-vpp's
+// kernelvethpair made it: the forwarder's end of a pair toward a client or an endpoint.
+func VethConnectionID(l netlink.Link) (string, bool) {
+	if l.Type() != "veth" {
+		return "", false
+	}
+	for _, prefix := range vethAliasPrefixes {
+		if id, ok := strings.CutPrefix(l.Attrs().Alias, prefix); ok {
+			return id, true
+		}
+	}
+	return "", false
+}
 
 // Scan turns the connections the journal holds into leftovers: called once at start-up, before the
 // forwarder serves its first Request, every record belongs to a previous run. kernelTaps says
@@ -39,9 +56,13 @@ func Scan(ctx context.Context, releaser *Releaser, j *journal.Journal, kernelTap
 	if err != nil {
 		return nil, err
 	}
+	fwdmetrics.LeftoversFound(ctx, fwdmetrics.KindConnection, len(j.Records()))
 	var foreign []string
 	for _, i := range view.ordered {
-		if i.tag != "" && !sideIDs[i.tag] {
+		switch {
+		case i.tag != "" && sideIDs[i.tag]:
+			fwdmetrics.LeftoversFound(ctx, kindName(i.kind), 1)
+		case i.tag != "":
 			foreign = append(foreign, i.String())
 		}
 	}
@@ -50,10 +71,13 @@ func Scan(ctx context.Context, releaser *Releaser, j *journal.Journal, kernelTap
 		return nil, err
 	}
 	for _, l := range links {
-		for _, prefix := range vethAliasPrefixes {
-			if id, ok := strings.CutPrefix(l.Attrs().Alias, prefix); ok && l.Type() == "veth" && !firstIDs[id] {
-				foreign = append(foreign, "veth "+l.Attrs().Name+" (alias "+l.Attrs().Alias+")")
-			}
+		id, ok := VethConnectionID(l)
+		switch {
+		case !ok:
+		case firstIDs[id]:
+			fwdmetrics.LeftoversFound(ctx, fwdmetrics.KindVeth, 1)
+		default:
+			foreign = append(foreign, "veth "+l.Attrs().Name+" (alias "+l.Attrs().Alias+")")
 		}
 	}
 	if len(foreign) > 0 {

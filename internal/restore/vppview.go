@@ -31,6 +31,14 @@ const (
 	kindSubinterface = "subinterface"
 )
 
+// kindName names an interface's kind in metrics and reports; no per-kind dump knew it.
+func kindName(kind string) string {
+	if kind == "" {
+		return "unknown"
+	}
+	return kind
+}
+
 // deleter removes one VPP interface with the API of its kind.
 type deleter func(ctx context.Context) error
 

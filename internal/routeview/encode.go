@@ -18,6 +18,25 @@ type Op struct {
 	what        fmt.Stringer
 }
 
+// Kinds of writes, as Op.Kind names them.
+const (
+	OpAdded    = "added"
+	OpReplaced = "replaced"
+	OpDeleted  = "deleted"
+)
+
+// Kind says whether the write adds, replaces or deletes: what the metrics count it as.
+func (o Op) Kind() string {
+	switch {
+	case o.msgType == unix.RTM_DELRULE || o.msgType == unix.RTM_DELROUTE:
+		return OpDeleted
+	case o.flags&unix.NLM_F_REPLACE != 0:
+		return OpReplaced
+	default:
+		return OpAdded
+	}
+}
+
 // AddOp adds the rule. It leaves out NLM_F_EXCL: the caller saw in the view, under the namespace
 // lock, that the rule is missing, and with the flag the kernel compares the new rule with every
 // existing one, which is quadratic at scale.

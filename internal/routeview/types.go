@@ -70,7 +70,11 @@ type Route struct {
 }
 
 func (r *Route) String() string {
-	return fmt.Sprintf("route table %d %s via %v dev %d metric %d proto %d", r.Table, r.Dst, r.Gw, r.Oif, r.Priority, r.Protocol)
+	via := ""
+	if r.Gw.IsValid() {
+		via = " via " + r.Gw.String()
+	}
+	return fmt.Sprintf("route table %d %s%s dev %d metric %d proto %d", r.Table, r.Dst, via, r.Oif, r.Priority, r.Protocol)
 }
 
 // Slot is where the kernel keeps a route and what a replace overwrites: a family, table,

@@ -364,3 +364,31 @@ func (v *View) Write(ops []Op) error {
 	}
 	return err
 }
+
+// Tables yields every table that holds a route or that a rule looks up, each once, in no order: what
+// an operator's report walks to find state in a range of tables.
+func (v *View) Tables() iter.Seq[uint32] {
+	return func(yield func(uint32) bool) {
+		seen := make(map[uint32]bool, len(v.s.byTable)+len(v.s.rules))
+		for _, tables := range []func(func(uint32) bool){mapKeys(v.s.byTable), mapKeys(v.s.rules)} {
+			for table := range tables {
+				if !seen[table] {
+					seen[table] = true
+					if !yield(table) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+func mapKeys[V any](m map[uint32]V) func(func(uint32) bool) {
+	return func(yield func(uint32) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}

@@ -70,6 +70,15 @@ func Connect(ctx context.Context, socket string, opts ...Option) (*Connection, e
 	return startLocal(ctx, o.lifetime, binary, o.rootDir, o.startTimeout)
 }
 
+// ConnectExisting dials the VPP API socket at socket and never starts a VPP: what a reader that
+// must not change the node uses. It fails at once when there is no socket.
+func ConnectExisting(ctx context.Context, socket string, timeout time.Duration) (*Connection, error) {
+	if _, err := os.Stat(socket); err != nil {
+		return nil, fmt.Errorf("no VPP API socket at %s: %w", socket, err)
+	}
+	return dialExternal(ctx, socket, timeout)
+}
+
 func dialExternal(ctx context.Context, socket string, timeout time.Duration) (*Connection, error) {
 	dialCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

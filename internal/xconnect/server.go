@@ -53,6 +53,7 @@ import (
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/xconnect/l2bridgedomain"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/expiry"
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
@@ -84,8 +85,10 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 		endpoint.WithAuthorizeServer(o.authorizeServer),
 		endpoint.WithAuthorizeMonitorConnectionServer(o.authorizeMonitorServer),
 		endpoint.WithAdditionalFunctionality(
-			// First behind authorize: a hostile or oversized Request is refused before any element
-			// acts, and touches nothing, not even what a previous run left.
+			// Times everything behind authorization, failures included.
+			fwdmetrics.NewServer(),
+			// First to decide: a hostile or oversized Request is refused before any element acts,
+			// and touches nothing, not even what a previous run left.
 			requestcheck.NewServer(o.requestCheckOptions...),
 			// Before every element that holds resources, so that it covers them all.
 			expiry.NewServer(ctx, o.expiryOptions...),

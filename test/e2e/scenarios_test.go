@@ -80,6 +80,8 @@ type scenario struct {
 	requestTimeout time.Duration
 	// realVPP is the vpp binary every node runs; empty runs the simulator.
 	realVPP string
+	// forwarderEnv is added to the forwarders' environment.
+	forwarderEnv []string
 	// ownVPP makes each forwarder start realVPP itself (its own-VPP mode) instead of using an
 	// external one.
 	ownVPP bool
@@ -208,6 +210,7 @@ func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain 
 		ClientRequestTimeout: sc.requestTimeout,
 		RealVPP:              sc.realVPP,
 		ForwarderStartsVPP:   sc.ownVPP,
+		ForwarderEnv:         sc.forwarderEnv,
 		// Empty means the forwarder's own default (INFO).
 		ForwarderLogLevel: os.Getenv("E2E_FORWARDER_LOG_LEVEL"),
 	})

@@ -48,6 +48,8 @@ type Config struct {
 	// namespace with a start-up configuration, sockets and shared-memory prefix of its own;
 	// empty runs the simulator (Binaries.Simulator).
 	RealVPP string
+	// ForwarderEnv is added to the forwarders' environment (TELEMETRY, PROMETHEUS, ...).
+	ForwarderEnv []string
 	// ForwarderStartsVPP runs no VPP beside the forwarders: each starts RealVPP itself, its
 	// own-VPP mode of the stock image (see ownvpp.go).
 	ForwarderStartsVPP bool
@@ -273,7 +275,7 @@ func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (er
 			"NSM_KERNEL_INTERFACE_TYPE="+d.cfg.KernelInterfaceType,
 			"NSM_LOG_LEVEL="+d.cfg.ForwarderLogLevel,
 			"NSM_STATE_DIR="+node.StateDir,
-		), d.tokenLifetimeEnv()...),
+		), append(d.tokenLifetimeEnv(), d.cfg.ForwarderEnv...)...),
 		LogPath: filepath.Join(dir, "forwarder.log"),
 	}
 	if d.cfg.ForwarderStartsVPP {
@@ -292,6 +294,12 @@ func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (er
 		return err
 	}
 	return d.noteOwnVPP(node)
+}
+
+// RunForwarderCommand runs the forwarder's binary with args where node's forwarder runs (its
+// namespace, its environment), dead or alive, and returns what it printed.
+func (d *Domain) RunForwarderCommand(ctx context.Context, node *Node, args ...string) ([]byte, error) {
+	return process.Run(ctx, node.Forwarder.Spec(), args...)
 }
 
 // noteOwnVPP remembers the VPP node's forwarder started, to check at tear-down that it is gone.

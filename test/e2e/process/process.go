@@ -2,6 +2,7 @@ package process
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -90,6 +91,28 @@ func Start(spec Spec) (*Process, error) {
 	}
 	return p, nil
 }
+
+// Run runs spec's binary with args to its end, in spec's namespace and environment, and returns
+// its standard output: a one-shot command beside a long-running program, as `kubectl exec` runs
+// one in a pod.
+func Run(ctx context.Context, spec Spec, args ...string) ([]byte, error) {
+	argv := append([]string{spec.Binary}, args...)
+	if spec.Netns != "" {
+		argv = append([]string{"ip", "netns", "exec", spec.Netns}, argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), spec.Env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s %v: %w: %s", spec.Name, args, err, stderr.String())
+	}
+	return out, nil
+}
+
+// Spec is what the process was started with.
+func (p *Process) Spec() Spec { return p.spec }
 
 // Name is the spec's name.
 func (p *Process) Name() string { return p.spec.Name }
