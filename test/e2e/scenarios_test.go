@@ -105,6 +105,9 @@ func requireConnected(ctx context.Context, t *testing.T, d *domain.Domain, sc sc
 	clientState, err := topology.Inspect(client.Pod.Netns)
 	require.NoError(t, err)
 	requireKernelMatches(t, "client pod", clientState, clientIfname, ipContext.GetSrcIpAddrs(), clientRoutes(ipContext), ipContext.GetPolicies())
+	if ourDesign(d) {
+		requireRulesMarked(t, "client pod", clientState)
+	}
 	nseState, err := topology.Inspect(nse.Pod.Netns)
 	require.NoError(t, err)
 	nseIfname := onlyNonLoopback(t, "endpoint pod", nseState)
@@ -170,10 +173,16 @@ func requireEndpointUnregisters(ctx context.Context, t *testing.T, d *domain.Dom
 // startDomain brings a domain up for one scenario and tears it down at the
 // end, printing diagnostics first if the scenario failed.
 func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain {
+	return startDomainWith(ctx, t, sc, forwarder)
+}
+
+// startDomainWith is startDomain with the forwarder of the caller's choice.
+func startDomainWith(ctx context.Context, t *testing.T, sc scenario, fwd domain.Forwarder) *domain.Domain {
 	workDir, err := os.MkdirTemp("", "e2e-")
 	require.NoError(t, err)
 	d, err := domain.Start(ctx, domain.Config{
 		Binaries:             binaries,
+		Forwarder:            fwd,
 		SpireBinDir:          filepath.Join(repoRoot, ".cache", "bin"),
 		WorkDir:              workDir,
 		NetnsPrefix:          topology.RunPrefix(netnsBase) + sc.tag + "-",

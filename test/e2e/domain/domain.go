@@ -26,7 +26,12 @@ type Config struct {
 	// NetnsPrefix starts the name of every namespace of this domain.
 	NetnsPrefix string
 	Nodes       int
-	// KernelInterfaceType is the forwarders' NSM_KERNEL_INTERFACE_TYPE.
+	// Forwarder is what runs on every node; this project's forwarder-vpp when
+	// its Binary is empty.
+	Forwarder Forwarder
+	// KernelInterfaceType (tap, veth or auto) is the forwarders' kernel
+	// interface: NSM_KERNEL_INTERFACE_TYPE for a forwarder that reads it, what
+	// /dev shows it otherwise (Forwarder.KernelInterfaceVariable).
 	KernelInterfaceType string
 	// LogLevel is the harness programs' NSM_LOG_LEVEL; ForwarderLogLevel the
 	// forwarders' (INFO when empty, the forwarder's own default).
@@ -106,6 +111,9 @@ func Start(ctx context.Context, cfg Config) (d *Domain, err error) {
 	if cfg.ForwarderLogLevel == "" {
 		cfg.ForwarderLogLevel = "INFO"
 	}
+	if cfg.Forwarder.Binary == "" {
+		cfg.Forwarder = cfg.Binaries.ForwarderVPP()
+	}
 	d = &Domain{cfg: cfg}
 	defer func() {
 		if err != nil {
@@ -135,7 +143,7 @@ func Start(ctx context.Context, cfg Config) (d *Domain, err error) {
 			Workloads: []spire.Workload{
 				{Name: "registry", Binary: cfg.Binaries.Registry},
 				{Name: "nsmgr", Binary: cfg.Binaries.Nsmgr},
-				{Name: "forwarder", Binary: cfg.Binaries.Forwarder},
+				{Name: "forwarder", Binary: cfg.Forwarder.Binary},
 				{Name: "nse", Binary: cfg.Binaries.Endpoint},
 				{Name: "nsc", Binary: cfg.Binaries.Client},
 			},
@@ -252,32 +260,43 @@ func (d *Domain) startNsmgr(ctx context.Context, node *Node, dir string) (err er
 }
 
 // startForwarder runs the forwarder exactly as a deployment configures the
-// stock one, and waits until it has registered itself.
+// stock one, and waits until it says it is ready and is registered.
 func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (err error) {
+	fwd := d.cfg.Forwarder
+	env := []string{
+		"NSM_LISTEN_ON=unix://" + filepath.Join(dir, "forwarder.sock"),
+		"NSM_CONNECT_TO=unix://" + node.NsmgrSocket,
+		"NSM_TUNNEL_IP=" + node.IP.Addr().String(),
+		"NSM_VPP_API_SOCKET=" + node.APISocket,
+		"NSM_VPP_INIT=NONE",
+		"NSM_LOG_LEVEL=" + d.cfg.ForwarderLogLevel,
+		"NSM_STATE_DIR=" + node.StateDir,
+	}
+	argv := []string{fwd.Binary}
+	if fwd.KernelInterfaceVariable {
+		env = append(env, "NSM_KERNEL_INTERFACE_TYPE="+d.cfg.KernelInterfaceType)
+	} else if argv, err = vhostNetView(dir, d.cfg.KernelInterfaceType, argv); err != nil {
+		return err
+	}
 	node.Forwarder, err = process.Start(process.Spec{
-		Name:   node.ForwarderName,
-		Netns:  node.Netns,
-		Binary: d.cfg.Binaries.Forwarder,
-		Env: append(d.workloadEnv(node, node.ForwarderName,
-			"NSM_LISTEN_ON=unix://"+filepath.Join(dir, "forwarder.sock"),
-			"NSM_CONNECT_TO=unix://"+node.NsmgrSocket,
-			"NSM_TUNNEL_IP="+node.IP.Addr().String(),
-			"NSM_VPP_API_SOCKET="+node.APISocket,
-			"NSM_VPP_INIT=NONE",
-			"NSM_KERNEL_INTERFACE_TYPE="+d.cfg.KernelInterfaceType,
-			"NSM_LOG_LEVEL="+d.cfg.ForwarderLogLevel,
-			"NSM_STATE_DIR="+node.StateDir,
-		), d.tokenLifetimeEnv()...),
+		Name:    node.ForwarderName,
+		Netns:   node.Netns,
+		Binary:  argv[0],
+		Args:    argv[1:],
+		Env:     append(d.workloadEnv(node, node.ForwarderName, env...), d.tokenLifetimeEnv()...),
 		LogPath: filepath.Join(dir, "forwarder.log"),
 	})
 	if err != nil {
 		return err
 	}
+	if err = waitForLine(ctx, node.Forwarder, 0, fwd.ReadyLine); err != nil {
+		return err
+	}
 	return d.waitRegistered(ctx, node.Forwarder, node.ForwarderName)
 }
 
-// forwarderReady is what the forwarder logs once it serves and is registered.
-const forwarderReady = "forwarder-vpp is ready"
+// Forwarder is the forwarder the domain runs on every node.
+func (d *Domain) Forwarder() Forwarder { return d.cfg.Forwarder }
 
 // RestartForwarder SIGKILLs node's forwarder, leaving VPP (the simulator) and
 // the kernel as they are, as when the forwarder's container is OOM-killed
@@ -286,7 +305,7 @@ const forwarderReady = "forwarder-vpp is ready"
 // is still in the registry, so registration alone proves nothing.
 func (d *Domain) RestartForwarder(ctx context.Context, node *Node) (err error) {
 	node.Forwarder.Kill()
-	node.Forwarder, err = respawn(ctx, node.Forwarder, forwarderReady)
+	node.Forwarder, err = respawn(ctx, node.Forwarder, d.cfg.Forwarder.ReadyLine)
 	return err
 }
 
@@ -311,13 +330,18 @@ func respawn(ctx context.Context, dead *process.Process, readyLine string) (*pro
 	}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	return restarted, poll(ctx, restarted, func() (bool, error) {
-		data, readErr := os.ReadFile(restarted.LogPath())
+	return restarted, waitForLine(ctx, restarted, logStart, readyLine)
+}
+
+// waitForLine waits until p's log holds line after its first logStart bytes.
+func waitForLine(ctx context.Context, p *process.Process, logStart int64, line string) error {
+	return poll(ctx, p, func() (bool, error) {
+		data, readErr := os.ReadFile(p.LogPath())
 		if readErr != nil {
 			return false, readErr
 		}
-		return int64(len(data)) > logStart && strings.Contains(string(data[logStart:]), readyLine), nil
-	}, "%s never logged %q after its restart", restarted.Name(), readyLine)
+		return int64(len(data)) > logStart && strings.Contains(string(data[logStart:]), line), nil
+	}, "%s never logged %q", p.Name(), line)
 }
 
 func fileSize(path string) (int64, error) {
@@ -384,7 +408,8 @@ func poll(ctx context.Context, p *process.Process, ready func() (bool, error), f
 // Close stops everything in reverse order of start and deletes the
 // namespaces. Programs that fail to shut down cleanly are reported, and so is
 // anything still registered once every workload and forwarder has stopped
-// (each must withdraw its own registration).
+// (each must withdraw its own registration; of the forwarders, only this
+// project's promises it).
 func (d *Domain) Close() error {
 	var errs []error
 	for i := len(d.clients) - 1; i >= 0; i-- {
@@ -430,8 +455,22 @@ func (d *Domain) requireNothingRegistered() error {
 	if err != nil {
 		return fmt.Errorf("listing the registry after every workload stopped: %w", err)
 	}
-	if len(records) > 0 {
-		return fmt.Errorf("still registered after every workload and forwarder stopped: %+v", records)
+	// Withdrawing its own registration on SIGTERM is this project's design, not
+	// the stock forwarder's: the registry expires a stock forwarder's record.
+	forwarders := map[string]bool{}
+	if !d.cfg.Forwarder.Ours {
+		for _, n := range d.Nodes {
+			forwarders[n.ForwarderName] = true
+		}
+	}
+	var left []EndpointRecord
+	for _, r := range records {
+		if !forwarders[r.Name] {
+			left = append(left, r)
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("still registered after every workload and forwarder stopped: %+v", left)
 	}
 	return nil
 }
