@@ -59,6 +59,9 @@ type scenario struct {
 	// requestTimeout is the client's NSM_REQUEST_TIMEOUT; zero keeps its
 	// default (30s).
 	requestTimeout time.Duration
+	// idleCut puts a middlebox that resets connections idle this long in
+	// front of every nsmgr for the other nodes (domain.Config.IdleCut).
+	idleCut time.Duration
 }
 
 func runScenario(t *testing.T, sc scenario) {
@@ -191,6 +194,7 @@ func startDomainWith(ctx context.Context, t *testing.T, sc scenario, fwd domain.
 		LogLevel:             "DEBUG",
 		MaxTokenLifetime:     sc.tokenLifetime,
 		ClientRequestTimeout: sc.requestTimeout,
+		IdleCut:              sc.idleCut,
 		// Empty means the forwarder's own default (INFO).
 		ForwarderLogLevel: os.Getenv("E2E_FORWARDER_LOG_LEVEL"),
 	})

@@ -15,6 +15,8 @@ type Binaries struct {
 	Forwarder, Simulator              string
 	// StockForwarder is test/stockforwarder, the stock-equivalent forwarder.
 	StockForwarder string
+	// IdleCut is e2e-idlecut, the idle-cutting middlebox (Config.IdleCut).
+	IdleCut string
 }
 
 // MissingError says a program of the domain does not exist in this tree yet.
@@ -43,10 +45,11 @@ func Build(ctx context.Context, repoRoot, dir string) (*Binaries, error) {
 		Simulator: filepath.Join(dir, "vppsim"),
 		// Its own name: SPIRE tells the forwarders apart by binary path.
 		StockForwarder: filepath.Join(dir, "stockforwarder"),
+		IdleCut:        filepath.Join(dir, "e2e-idlecut"),
 	}
 	if err = goBuild(ctx, repoRoot, "-o", dir+"/",
 		"./test/e2e/cmd/e2e-registry", "./test/e2e/cmd/e2e-nsmgr", "./test/e2e/cmd/e2e-nse", "./test/e2e/cmd/e2e-nsc",
-		"./test/stockforwarder"); err != nil {
+		"./test/e2e/cmd/e2e-idlecut", "./test/stockforwarder"); err != nil {
 		return nil, err
 	}
 	if _, err = os.Stat(filepath.Join(repoRoot, "main.go")); err != nil {

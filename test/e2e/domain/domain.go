@@ -48,15 +48,22 @@ type Config struct {
 	// MaxTokenLifetime needs a timeout well below it; it also bounds how long
 	// a heal attempt stuck on a dead next hop blocks the next one.
 	ClientRequestTimeout time.Duration
+	// IdleCut, when set, puts a middlebox in front of every nsmgr for the
+	// other nodes (e2e-idlecut, on the nsmgr's node, advertised as the nsmgr's
+	// URL) that resets connections idle for this long, as cloud load
+	// balancers and NATs do (field report 4).
+	IdleCut time.Duration
 }
 
 // Node is one node's running programs.
 type Node struct {
 	*topology.Node
 	Simulator, Forwarder, Nsmgr *process.Process
-	APISocket, StateSocket      string
-	NsmgrSocket                 string
-	ForwarderName               string
+	// IdleCut is the middlebox in front of the nsmgr (Config.IdleCut), or nil.
+	IdleCut                *process.Process
+	APISocket, StateSocket string
+	NsmgrSocket            string
+	ForwarderName          string
 	// StateDir is the forwarder's NSM_STATE_DIR, kept across its restarts.
 	StateDir string
 	// IdleInterfaces and IdleKernel are the simulator's interfaces and the
@@ -88,6 +95,7 @@ type Timing struct {
 const (
 	nsmgrPort    = 5001
 	registryPort = 5002
+	idleCutPort  = 5003
 	// startTimeout bounds bring-up and an endpoint's registration; a few
 	// seconds here, much more when CI compiles and tests other packages
 	// alongside.
@@ -210,7 +218,7 @@ func (d *Domain) startNode(ctx context.Context, node *Node) error {
 	node.NsmgrSocket = filepath.Join(dir, "nsmgr.sock")
 	node.ForwarderName = "forwarder-" + node.Name
 	node.StateDir = filepath.Join(dir, "forwarder-state")
-	for _, start := range []func(context.Context, *Node, string) error{d.startSimulator, d.startNsmgr, d.startForwarder} {
+	for _, start := range []func(context.Context, *Node, string) error{d.startSimulator, d.startIdleCut, d.startNsmgr, d.startForwarder} {
 		if err := start(ctx, node, dir); err != nil {
 			return err
 		}
@@ -240,17 +248,53 @@ func (d *Domain) startSimulator(ctx context.Context, node *Node, dir string) (er
 	return giveUplinkToSimulator(ctx, node)
 }
 
+// startIdleCut starts the middlebox in front of node's nsmgr when the domain
+// has one.
+func (d *Domain) startIdleCut(ctx context.Context, node *Node, dir string) (err error) {
+	if d.cfg.IdleCut == 0 {
+		return nil
+	}
+	listen := netip.AddrPortFrom(node.IP.Addr(), idleCutPort)
+	node.IdleCut, err = process.Start(process.Spec{
+		Name:    "idlecut-" + node.Name,
+		Netns:   node.Netns,
+		Binary:  d.cfg.Binaries.IdleCut,
+		Args:    []string{"-listen", listen.String(), "-target", netip.AddrPortFrom(node.IP.Addr(), nsmgrPort).String(), "-idle", d.cfg.IdleCut.String()},
+		LogPath: filepath.Join(dir, "idlecut.log"),
+	})
+	if err != nil {
+		return err
+	}
+	return waitForLogLine(ctx, node.IdleCut, 0, "relaying")
+}
+
+// IdleCuts counts the connections node's middlebox has cut (Config.IdleCut).
+func (n *Node) IdleCuts() (int, error) {
+	if n.IdleCut == nil {
+		return 0, nil
+	}
+	data, err := os.ReadFile(n.IdleCut.LogPath())
+	if err != nil {
+		return 0, err
+	}
+	return strings.Count(string(data), "cut idle connection"), nil
+}
+
 func (d *Domain) startNsmgr(ctx context.Context, node *Node, dir string) (err error) {
+	env := []string{
+		"NSM_LISTEN_ON=unix://" + node.NsmgrSocket + "," +
+			fmt.Sprintf("tcp://%s", netip.AddrPortFrom(node.IP.Addr(), nsmgrPort)),
+		"NSM_REGISTRY_URL=" + d.registryTCP(),
+		"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
+	}
+	if node.IdleCut != nil {
+		env = append(env, fmt.Sprintf("NSM_ADVERTISE_URL=tcp://%s", netip.AddrPortFrom(node.IP.Addr(), idleCutPort)))
+	}
 	node.Nsmgr, err = process.Start(process.Spec{
-		Name:   "nsmgr-" + node.Name,
-		Netns:  node.Netns,
-		Binary: d.cfg.Binaries.Nsmgr,
-		Env: append(d.workloadEnv(node, "nsmgr-"+node.Name,
-			"NSM_LISTEN_ON=unix://"+node.NsmgrSocket+","+
-				fmt.Sprintf("tcp://%s", netip.AddrPortFrom(node.IP.Addr(), nsmgrPort)),
-			"NSM_REGISTRY_URL="+d.registryTCP(),
-			"NSM_LOG_LEVEL="+d.cfg.LogLevel,
-		), d.tokenLifetimeEnv()...),
+		Name:    "nsmgr-" + node.Name,
+		Netns:   node.Netns,
+		Binary:  d.cfg.Binaries.Nsmgr,
+		Env:     append(d.workloadEnv(node, "nsmgr-"+node.Name, env...), d.tokenLifetimeEnv()...),
 		LogPath: filepath.Join(dir, "nsmgr.log"),
 	})
 	if err != nil {
@@ -289,7 +333,7 @@ func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (er
 	if err != nil {
 		return err
 	}
-	if err = waitForLine(ctx, node.Forwarder, 0, fwd.ReadyLine); err != nil {
+	if err = waitForLogLine(ctx, node.Forwarder, 0, fwd.ReadyLine); err != nil {
 		return err
 	}
 	return d.waitRegistered(ctx, node.Forwarder, node.ForwarderName)
@@ -328,13 +372,14 @@ func respawn(ctx context.Context, dead *process.Process, readyLine string) (*pro
 	if err != nil {
 		return dead, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
-	return restarted, waitForLine(ctx, restarted, logStart, readyLine)
+	return restarted, waitForLogLine(ctx, restarted, logStart, readyLine)
 }
 
-// waitForLine waits until p's log holds line after its first logStart bytes.
-func waitForLine(ctx context.Context, p *process.Process, logStart int64, line string) error {
+// waitForLogLine waits until p's log holds line after its first logStart
+// bytes.
+func waitForLogLine(ctx context.Context, p *process.Process, logStart int64, line string) error {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
 	return poll(ctx, p, func() (bool, error) {
 		data, readErr := os.ReadFile(p.LogPath())
 		if readErr != nil {
@@ -430,7 +475,7 @@ func (d *Domain) Close() error {
 		errs = append(errs, d.requireNothingRegistered())
 	}
 	for i := len(d.Nodes) - 1; i >= 0; i-- {
-		for _, p := range []*process.Process{d.Nodes[i].Nsmgr, d.Nodes[i].Simulator} {
+		for _, p := range []*process.Process{d.Nodes[i].Nsmgr, d.Nodes[i].IdleCut, d.Nodes[i].Simulator} {
 			if p != nil {
 				errs = append(errs, p.Stop(stopGrace))
 			}

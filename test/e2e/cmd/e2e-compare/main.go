@@ -13,19 +13,25 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/compare"
 )
 
-// scenarios are the field reports' scenarios, as the tests name them in their results, with
-// the tests that run them.
-var scenarios = []struct{ name, test string }{
+// scenario is one field report's scenario: the name its test reports results under, and the
+// test.
+type scenario struct{ name, test string }
+
+// scenarios are the field reports' scenarios (docs/e2e.md).
+var scenarios = []scenario{
 	{"forwarder restart, tap", "TestForwarderRestartOverTap"},
 	{"forwarder restart, veth", "TestForwarderRestartOverVeth"},
 	{"client SIGKILL, connection expires", "TestKilledClientConnectionExpires"},
 	{"client and nsmgr SIGKILL, connection expires", "TestKilledClientAndNsmgrConnectionExpires"},
+	{"endpoint restart, two clients", "TestHealAfterEndpointRestartWithTwoClients"},
+	{"idle monitor streams cut, two nodes", "TestIdleCutMonitorStreamsAcrossNodes"},
 }
 
 const (
@@ -46,6 +52,10 @@ func run() error {
 	lock := flag.String("lock", "", "file to flock around each run of the suite, to take turns with other heavy jobs")
 	keep := flag.String("results", "", "also keep every run's results (JSON lines) in this file")
 	only := flag.String("only", "", "run only the scenarios whose test name matches this regexp")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: e2e-compare [flags] (as root, from the repository root)\n")
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	if *runs < 1 {
 		return errors.New("-runs must be at least 1")
@@ -73,25 +83,35 @@ func run() error {
 		return err
 	}
 
-	names, pattern := selected(*only)
+	chosen, absent, err := selected(filepath.Join(rootDir, "test", "e2e"), *only)
+	if err != nil {
+		return err
+	}
+	if len(chosen) == 0 {
+		return errors.New("no scenario to run")
+	}
 	started := time.Now()
 	for i := 1; i <= *runs; i++ {
 		for _, fwd := range []string{reference, subject} {
 			logPath := filepath.Join(work, fmt.Sprintf("run%d-%s.log", i, fwd))
-			took, runErr := runSuite(rootDir, testBinary, pattern, fwd, resultsPath, logPath, *lock)
-			fmt.Fprintf(os.Stderr, "e2e-compare: run %d/%d on %s took %s (%v)\n", i, *runs, fwd, took.Round(time.Second), outcome(runErr))
-			if runErr != nil && fwd == subject {
-				fmt.Fprintln(os.Stderr, tail(logPath, 60))
-			}
+			took, runErr := runSuite(rootDir, testBinary, chosen, fwd, resultsPath, logPath, *lock)
+			fmt.Fprintf(os.Stderr, "e2e-compare: run %d/%d on %s took %s (%s)\n", i, *runs, fwd, took.Round(time.Second), outcome(runErr))
 		}
 	}
 	results, err := compare.Read(resultsPath)
 	if err != nil {
 		return err
 	}
+	names := make([]string, 0, len(chosen))
+	for _, s := range chosen {
+		names = append(names, s.name)
+	}
 	summary := compare.Summarize(results, reference, subject, *runs, names)
 	fmt.Printf("`make compare`: %d runs of each scenario on each forwarder, %s in all.\n\n", *runs, time.Since(started).Round(time.Second))
 	fmt.Print(summary.Markdown())
+	for _, s := range absent {
+		fmt.Printf("\nNot run: %s (no %s in this tree).\n", s.name, s.test)
+	}
 	if left := summary.Leftovers(); left != "" {
 		fmt.Printf("\nLeft behind once every client had closed:\n%s", left)
 	}
@@ -103,25 +123,52 @@ func run() error {
 	return nil
 }
 
-// selected returns the scenarios' names and the -test.run pattern of their tests.
-func selected(only string) ([]string, string) {
-	var names, tests []string
-	for _, s := range scenarios {
-		if only != "" && !strings.Contains(s.test, only) {
-			continue
-		}
-		names = append(names, s.name)
-		tests = append(tests, s.test)
+// selected returns the scenarios to run: those whose test exists in dir's test files (and
+// matches only), and those whose test does not exist.
+func selected(dir, only string) (chosen, absent []scenario, err error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		return nil, nil, err
 	}
-	return names, "^(" + strings.Join(tests, "|") + ")$"
+	onlyPattern, err := regexp.Compile(only)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-only: %w", err)
+	}
+	var sources strings.Builder
+	for _, f := range files {
+		data, readErr := os.ReadFile(f)
+		if readErr != nil {
+			return nil, nil, readErr
+		}
+		sources.Write(data)
+	}
+	for _, s := range scenarios {
+		switch {
+		case !onlyPattern.MatchString(s.test):
+		case strings.Contains(sources.String(), "func "+s.test+"(t *testing.T)"):
+			chosen = append(chosen, s)
+		default:
+			absent = append(absent, s)
+		}
+	}
+	return chosen, absent, nil
 }
 
-// runSuite runs the selected scenarios once on fwd. A failing scenario fails the suite, which
-// is expected of stock: the results file says what happened.
-func runSuite(root, testBinary, pattern, fwd, resultsPath, logPath, lock string) (time.Duration, error) {
-	argv := []string{testBinary, "-test.run", pattern, "-test.count=1", "-test.timeout=60m", "-test.v"}
+// runSuite runs the chosen scenarios once on fwd. A failing scenario fails the suite, which
+// is expected of stock: the results file says what happened. A test that recorded no result
+// (it failed before it could, or it does not record) gets one from the suite's own verdict.
+func runSuite(root, testBinary string, chosen []scenario, fwd, resultsPath, logPath, lock string) (time.Duration, error) {
+	tests := make([]string, 0, len(chosen))
+	for _, s := range chosen {
+		tests = append(tests, s.test)
+	}
+	argv := []string{testBinary, "-test.run", "^(" + strings.Join(tests, "|") + ")$", "-test.count=1", "-test.timeout=60m", "-test.v"}
 	if lock != "" {
 		argv = append([]string{"flock", lock}, argv...)
+	}
+	before, err := countResults(resultsPath, fwd)
+	if err != nil {
+		return 0, err
 	}
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -133,8 +180,48 @@ func runSuite(root, testBinary, pattern, fwd, resultsPath, logPath, lock string)
 	cmd.Env = append(os.Environ(), "E2E_FORWARDER="+fwd, compare.ResultsVariable+"="+resultsPath)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	start := time.Now()
-	err = cmd.Run()
-	return time.Since(start), err
+	runErr := cmd.Run()
+	took := time.Since(start)
+	after, err := countResults(resultsPath, fwd)
+	if err != nil {
+		return took, err
+	}
+	log, err := os.ReadFile(logPath)
+	if err != nil {
+		return took, err
+	}
+	for _, s := range chosen {
+		if after[s.name] > before[s.name] {
+			continue
+		}
+		passed := strings.Contains(string(log), "--- PASS: "+s.test+" ")
+		r := compare.Result{Scenario: s.name, Forwarder: fwd, Passed: passed, Heals: -1}
+		if !passed {
+			r.FailedAt = "the test (it recorded no step)"
+		}
+		if err = compare.Append(resultsPath, r); err != nil {
+			return took, err
+		}
+	}
+	return took, runErr
+}
+
+// countResults counts fwd's results per scenario in path.
+func countResults(path, fwd string) (map[string]int, error) {
+	results, err := compare.Read(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]int{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for _, r := range results {
+		if r.Forwarder == fwd {
+			counts[r.Scenario]++
+		}
+	}
+	return counts, nil
 }
 
 func outcome(err error) string {
@@ -142,16 +229,4 @@ func outcome(err error) string {
 		return "all passed"
 	}
 	return "some failed: " + err.Error()
-}
-
-func tail(path string, lines int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
 }
