@@ -37,6 +37,18 @@ func TestLocalKernelToKernelOverVeth(t *testing.T) {
 	runScenario(t, scenario{tag: "veth", kernelType: "veth", linkType: "veth", nodes: 1, clientNode: 0, endpointNode: 0})
 }
 
+// The tap scenario on the stock-equivalent forwarder (test/stockforwarder),
+// whatever E2E_FORWARDER says: the comparison's reference runs, and its tap
+// choice follows the /dev/vhost-net the harness shows it (`make compare` runs
+// the crash scenarios on it).
+func TestStockEquivalentOverTap(t *testing.T) {
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	stock := binaries.Stock()
+	runScenario(t, scenario{tag: "stap", kernelType: "tap", linkType: "tuntap", nodes: 1, clientNode: 0, endpointNode: 0, forwarder: &stock})
+}
+
 // Client on node1, endpoint on node2: kernel, then VXLAN between the nodes'
 // tunnel IPs, then kernel.
 func TestRemoteKernelVxlanKernel(t *testing.T) {
@@ -62,6 +74,8 @@ type scenario struct {
 	// idleCut puts a middlebox that resets connections idle this long in
 	// front of every nsmgr for the other nodes (domain.Config.IdleCut).
 	idleCut time.Duration
+	// forwarder, when set, runs instead of the suite's (E2E_FORWARDER).
+	forwarder *domain.Forwarder
 }
 
 func runScenario(t *testing.T, sc scenario) {
@@ -176,11 +190,10 @@ func requireEndpointUnregisters(ctx context.Context, t *testing.T, d *domain.Dom
 // startDomain brings a domain up for one scenario and tears it down at the
 // end, printing diagnostics first if the scenario failed.
 func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain {
-	return startDomainWith(ctx, t, sc, forwarder)
-}
-
-// startDomainWith is startDomain with the forwarder of the caller's choice.
-func startDomainWith(ctx context.Context, t *testing.T, sc scenario, fwd domain.Forwarder) *domain.Domain {
+	fwd := forwarder
+	if sc.forwarder != nil {
+		fwd = *sc.forwarder
+	}
 	workDir, err := os.MkdirTemp("", "e2e-")
 	require.NoError(t, err)
 	d, err := domain.Start(ctx, domain.Config{
