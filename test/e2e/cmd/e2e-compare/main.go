@@ -32,6 +32,8 @@ var scenarios = []scenario{
 	{"client and nsmgr SIGKILL, connection expires", "TestKilledClientAndNsmgrConnectionExpires"},
 	{"endpoint restart, two clients", "TestHealAfterEndpointRestartWithTwoClients"},
 	{"idle monitor streams cut, two nodes", "TestIdleCutMonitorStreamsAcrossNodes"},
+	// Not a field report: a sample of first Requests large enough for a spread.
+	{"8 clients one after another", "TestSequentialClientsFirstRequest"},
 }
 
 const (
