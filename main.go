@@ -85,5 +85,8 @@ func withLogger(ctx context.Context, cfg *config.Config) context.Context {
 	// The sdk's chain tracing decides per message from the log level; with tracing off its
 	// DEBUG path dereferences a tracer it never built, so it stays on as in the stock commands.
 	log.EnableTracing(true)
-	return log.WithLog(ctx, logruslogger.New(ctx, map[string]interface{}{"cmd": "forwarder-vpp"}))
+	ctx = log.WithLog(ctx, logruslogger.New(ctx, map[string]interface{}{"cmd": "forwarder-vpp"}))
+	// As the stock forwarder: SIGUSR1 switches to TRACE, SIGUSR2 back to the configured level.
+	logruslogger.SetupLevelChangeOnSignal(ctx, map[os.Signal]logrus.Level{syscall.SIGUSR1: logrus.TraceLevel, syscall.SIGUSR2: level})
+	return ctx
 }

@@ -17,20 +17,34 @@ type stopStep struct {
 // Lifecycle records the started phases and how to stop them.
 type Lifecycle struct {
 	phase int
+	begun time.Time
 	steps []stopStep
 }
 
-// Run runs one start-up phase and logs its name and duration. The error names the phase.
+// Run runs one start-up phase and logs its name and duration. The error names the phase. The log
+// lines read as the stock forwarder's ("executing phase N: ... (time since start: ...)", then
+// "completed phase N: ..." with a duration field), so operators' searches keep working.
 func (l *Lifecycle) Run(ctx context.Context, name string, phase func() error) error {
+	if l.begun.IsZero() {
+		l.begun = time.Now()
+	}
 	l.phase++
 	logger := log.FromContext(ctx)
-	logger.Infof("phase %d: %s", l.phase, name)
+	logger.Infof("executing phase %d: %s (time since start: %s)", l.phase, name, l.SinceStart())
 	start := time.Now()
 	if err := phase(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	logger.Infof("phase %d: %s done in %s", l.phase, name, time.Since(start).Round(time.Millisecond))
+	logger.WithField("duration", time.Since(start).Round(time.Millisecond)).Infof("completed phase %d: %s", l.phase, name)
 	return nil
+}
+
+// SinceStart is the time since the first phase began.
+func (l *Lifecycle) SinceStart() time.Duration {
+	if l.begun.IsZero() {
+		return 0
+	}
+	return time.Since(l.begun).Round(time.Millisecond)
 }
 
 // OnStop registers how to undo what was just started; Stop runs the steps last-in first-out.

@@ -97,6 +97,11 @@ func Start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 		{"serve on " + cfg.ListenOn.String(), f.serve},
 		{"register with " + cfg.ConnectTo.String(), f.register},
 	}
+	logger := log.FromContext(ctx)
+	logger.Infof("there are %d phases which will be executed followed by a success message:", len(steps))
+	for i, step := range steps {
+		logger.Infof("%d: %s", i+1, step.name)
+	}
 	for _, step := range steps {
 		if err := phases.Run(ctx, step.name, step.run); err != nil {
 			return err
@@ -105,7 +110,8 @@ func Start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 			return context.Cause(ctx)
 		}
 	}
-	log.FromContext(ctx).Info("forwarder-vpp is ready")
+	logger.Infof("startup completed in %s", phases.SinceStart())
+	logger.Info("forwarder-vpp is ready")
 	return nil
 }
 

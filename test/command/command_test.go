@@ -124,3 +124,41 @@ func TestConfigurationDocumentListsEveryVariable(t *testing.T) {
 		require.Contains(t, string(document), "| `"+variable+"` |", "%s missing from the README's configuration table", variable)
 	}
 }
+
+// As the stock forwarder: SIGUSR1 turns TRACE on and SIGUSR2 restores the configured level, at run
+// time (and the signals' default action, which would end the process, is off).
+func TestSigusrSwitchesTheLogLevel(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "vpp-api.sock")
+	listener, err := net.Listen("unix", socket)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = listener.Close() })
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if conn, err := listener.Accept(); err == nil {
+			accepted <- conn
+		}
+	}()
+
+	cmd := command(t, "NSM_VPP_API_SOCKET="+socket, "NSM_LOG_LEVEL=WARN")
+	var output syncBuffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	select {
+	case conn := <-accepted: // the logger is set up: the process waits for VPP's answer
+		t.Cleanup(func() { _ = conn.Close() })
+	case <-time.After(5 * time.Second):
+		t.Fatalf("never dialled VPP: %s", output.String())
+	}
+
+	// The sdk logs each switch at INFO, which WARN hides: the second line shows only because
+	// SIGUSR1 really switched to TRACE.
+	require.NoError(t, cmd.Process.Signal(syscall.SIGUSR1))
+	time.Sleep(200 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGUSR2))
+	require.Eventually(t, func() bool { return strings.Contains(output.String(), "Setting log level to 'warning'") }, 5*time.Second, 20*time.Millisecond, output.String())
+	require.NotContains(t, output.String(), "Setting log level to 'trace'", "logged at INFO while the level was WARN")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait(), output.String())
+}
