@@ -66,11 +66,18 @@ func (s *Summary) Failures() []string {
 	return failures
 }
 
-// SlowerBeyondNoise says whether a is slower than b by more than their spread: a's lower
-// quartile above b's upper quartile, or with fewer than four samples on a side, a's fastest
-// slower than b's slowest. Nothing to compare is not slower.
+// noiseFloor is the relative difference of medians below which nothing counts as slower: with
+// a handful of runs on a shared machine the spread itself is poorly known.
+const noiseFloor = 0.05
+
+// SlowerBeyondNoise says whether a is slower than b by more than their spread: a's median more
+// than 5% above b's, and a's lower quartile above b's upper quartile, or with fewer than four
+// samples on a side, a's fastest slower than b's slowest. Nothing to compare is not slower.
 func SlowerBeyondNoise(a, b []time.Duration) bool {
 	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	if float64(quantile(a, 0.5)) <= float64(quantile(b, 0.5))*(1+noiseFloor) {
 		return false
 	}
 	if len(a) < 4 || len(b) < 4 {

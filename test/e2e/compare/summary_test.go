@@ -28,6 +28,9 @@ func TestSlowerBeyondNoise(t *testing.T) {
 	require.True(t, compare.SlowerBeyondNoise(ms(290, 285, 295, 288, 100), ms(260, 265, 262, 270, 900)))
 	require.False(t, compare.SlowerBeyondNoise(ms(262, 270, 265, 268), ms(260, 265, 262, 270)))
 	require.False(t, compare.SlowerBeyondNoise(nil, ms(1)), "nothing to compare")
+	// Disjoint but within the 5% floor: single runs on a shared machine differ that much.
+	require.False(t, compare.SlowerBeyondNoise(ms(18800), ms(18200)))
+	require.True(t, compare.SlowerBeyondNoise(ms(28800), ms(19700)))
 }
 
 func TestFailuresNameEveryShortfallOfTheSubject(t *testing.T) {
