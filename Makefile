@@ -1,16 +1,39 @@
-# forwarder-vpp: build, test and demo targets.
+# forwarder-vpp: build, test, release and demo targets.
 # `make demo` and `make test` are the two commands a fresh machine needs (see README).
 
 GO        ?= go
 BIN       := $(CURDIR)/bin
 GOTESTFLAGS ?= -count=1 -timeout 40m
+# Every test that asks for a real VPP (test/realvpp) appends its outcome here; `make test` then
+# says how many ran on it.
+REALVPP_LOG := $(CURDIR)/.cache/realvpp-tests.log
 
-.PHONY: all build tools test vet fmt-check bench demo compare clean
+# Release: the version comes from VERSION, which the manifests deploy too (test/kind checks both).
+VERSION   ?= $(shell cat $(CURDIR)/VERSION)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+CREATED   ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+IMAGE     ?= ghcr.io/nsmfwd/forwarder-vpp
+LDFLAGS   := -X main.version=$(VERSION)
+
+# The kind end-to-end suite: image build, cluster, SPIRE, both install paths and every scenario.
+KIND_E2E_TIMEOUT ?= 120m
+
+.PHONY: all build xdp image tools test kind-e2e vet fmt-check bench demo compare clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN)/ ./...
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./...
+
+# The uplink's XDP program (NSM_VPP_INIT=AF_XDP), as the image's build stage compiles it.
+xdp:
+	mkdir -p $(BIN)
+	scripts/build-xdp.sh $(BIN)/afxdp.o
+
+# The runtime image, tagged with VERSION and stamped (forwarder-vpp -version, OCI labels).
+image:
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+		--build-arg CREATED=$(CREATED) -t $(IMAGE):$(VERSION) .
 
 vet:
 	$(GO) vet ./...
@@ -18,13 +41,22 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# SPIRE (built from the pinned tools module into .cache/bin) and iproute2/ping for the end-to-end
-# tests; a no-op once they are there.
+# SPIRE (built from the pinned tools module into .cache/bin), iproute2/ping for the end-to-end
+# tests, clang for the XDP program and the real VPP of ../shared/vpp when it exists (into
+# .cache/vpp); a no-op once they are there.
 tools:
 	scripts/install-tools.sh
 
+# Everything but the kind suite, which skips here and runs with make kind-e2e.
 test: fmt-check vet tools
-	$(GO) test $(GOTESTFLAGS) ./...
+	@mkdir -p $(dir $(REALVPP_LOG)) && rm -f $(REALVPP_LOG)
+	@echo "$(GO) test $(GOTESTFLAGS) ./..."
+	@status=0; FORWARDER_REALVPP_LOG=$(REALVPP_LOG) $(GO) test $(GOTESTFLAGS) ./... || status=$$?; \
+		scripts/realvpp-summary.sh $(REALVPP_LOG); exit $$status
+
+# Needs Docker, kind, kubectl, git and network access (docs/deploy.md, "Tests").
+kind-e2e:
+	KIND_E2E=1 $(GO) test -count=1 -v -timeout $(KIND_E2E_TIMEOUT) -run TestKindE2E ./test/kind/
 
 # A two-node NSM domain in network namespaces, a client pinging through forwarder-vpp, torn down.
 demo:

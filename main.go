@@ -31,13 +31,8 @@ func main() {
 }
 
 func run() int {
-	if wantsHelp(os.Args[1:]) {
-		_ = config.PrintUsage(os.Stdout)
-		return 0
-	}
-	if len(os.Args) > 1 {
-		fmt.Fprintf(os.Stderr, "forwarder-vpp: unexpected argument %q: configuration is read from NSM_* variables (see -h)\n", os.Args[1])
-		return exitCodeBadUsage
+	if exitCode, done := handleFlags(os.Args[1:]); done {
+		return exitCode
 	}
 	cfg, err := config.Load()
 	if err != nil {
@@ -50,7 +45,7 @@ func run() int {
 	ctx, abort := context.WithCancelCause(ctx)
 	ctx = withLogger(ctx, cfg)
 	logger := log.FromContext(ctx)
-	logger.Infof("configuration: %s", cfg)
+	logger.Infof("forwarder-vpp %s, configuration: %s", version, cfg)
 
 	var phases lifecycle.Lifecycle
 	failure := startup.Start(ctx, abort, cfg, &phases, startup.ConnectVPP)
@@ -66,16 +61,6 @@ func run() int {
 	}
 	logger.Info("forwarder-vpp stopped")
 	return 0
-}
-
-func wantsHelp(args []string) bool {
-	for _, arg := range args {
-		switch arg {
-		case "-h", "-help", "--help", "help":
-			return true
-		}
-	}
-	return false
 }
 
 func withLogger(ctx context.Context, cfg *config.Config) context.Context {

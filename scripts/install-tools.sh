@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end suite and `make demo` need beyond Go itself:
 # spire-server and spire-agent (built from the pinned tools module, cached in
-# .cache/bin), and iproute2 and iputils-ping when `ip` or `ping` is missing.
+# .cache/bin), iproute2 and iputils-ping when `ip` or `ping` is missing, and clang with the kernel's
+# UAPI headers when missing (scripts/build-xdp.sh builds the uplink's XDP program for the tests).
+# When the machine has a real VPP build beside the repository
+# (../shared/vpp/*.tar.xz), it is unpacked into .cache/vpp, where the real-VPP
+# tests find it (test/realvpp); without it those tests skip.
 # Safe to run repeatedly: a cached build of the pinned version is reused.
 set -euo pipefail
 
@@ -15,14 +19,36 @@ if [ -z "$spire_version" ]; then
 	exit 1
 fi
 
+vpp_tarball="$(ls "$root"/../shared/vpp/*.tar.xz 2>/dev/null | head -n 1 || true)"
+
 missing=()
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 command -v ping >/dev/null 2>&1 || missing+=(iputils-ping)
+command -v clang >/dev/null 2>&1 || missing+=(clang)
+[ -e /usr/include/linux/bpf.h ] || missing+=(linux-libc-dev)
+if [ -n "$vpp_tarball" ]; then
+	command -v xz >/dev/null 2>&1 || missing+=(xz-utils)
+	# The VPP build links OpenSSL 3's libcrypto (its crypto_openssl plugin and ikev2).
+	ldconfig -p 2>/dev/null | grep 'libcrypto\.so\.3 ' >/dev/null || missing+=(libssl3)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "install-tools: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The real VPP: unpacked once per tarball (a stamp holds its name, size and time).
+if [ -n "$vpp_tarball" ]; then
+	vpp_dir="$root/.cache/vpp"
+	vpp_id="$(basename "$vpp_tarball") $(stat -c '%s %Y' "$vpp_tarball")"
+	if [ ! -x "$vpp_dir/bin/vpp" ] || [ "$(cat "$vpp_dir/.tarball" 2>/dev/null)" != "$vpp_id" ]; then
+		echo "install-tools: unpacking $(basename "$vpp_tarball") into $vpp_dir"
+		rm -rf "$vpp_dir"
+		mkdir -p "$vpp_dir"
+		tar -C "$vpp_dir" -xJf "$vpp_tarball"
+		echo "$vpp_id" >"$vpp_dir/.tarball"
+	fi
 fi
 
 if [ -x "$bin/spire-server" ] && [ -x "$bin/spire-agent" ] &&

@@ -39,9 +39,9 @@ type Config struct {
 	PrometheusListenOn            string        `default:":8081" desc:"Address of the Prometheus metrics server (used when PROMETHEUS=true)" split_words:"true"`
 	PrometheusServerHeaderTimeout time.Duration `default:"5s" desc:"How long the Prometheus server waits for request headers" split_words:"true"`
 	PrometheusMonitorCertificate  bool          `default:"false" desc:"Reload the Prometheus server certificate when its files change" split_words:"true"`
-	PrometheusCertFile            string        `default:"/etc/ssl/certs/tls.crt" desc:"Certificate file of the Prometheus server (TLS when set with the key file)" split_words:"true"`
-	PrometheusKeyFile             string        `default:"/etc/ssl/certs/tls.key" desc:"Key file of the Prometheus server" split_words:"true"`
-	PrometheusCAFile              string        `default:"/etc/ssl/certs/ca.crt" desc:"CA file to verify Prometheus scrapers' certificates (mTLS)" split_words:"true"`
+	PrometheusCertFile            string        `default:"" desc:"Certificate file of the Prometheus server; set with the key file, the server speaks TLS (unset: plain HTTP)" split_words:"true"`
+	PrometheusKeyFile             string        `default:"" desc:"Key file of the Prometheus server (with the certificate file)" split_words:"true"`
+	PrometheusCAFile              string        `default:"" desc:"CA file under /run/secrets/ to verify Prometheus scrapers' certificates (mTLS; needs the certificate and key files)" split_words:"true"`
 	PrometheusMaxBindThreshold    time.Duration `default:"120s" desc:"How long the Prometheus server retries to bind its address" split_words:"true"`
 	PprofEnabled                  bool          `default:"false" desc:"Serve pprof profiles" split_words:"true"`
 	PprofListenOn                 string        `default:"localhost:6060" desc:"Address of the pprof server" split_words:"true"`

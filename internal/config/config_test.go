@@ -48,9 +48,10 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, ":8081", cfg.PrometheusListenOn)
 	require.Equal(t, 5*time.Second, cfg.PrometheusServerHeaderTimeout)
 	require.False(t, cfg.PrometheusMonitorCertificate)
-	require.Equal(t, "/etc/ssl/certs/tls.crt", cfg.PrometheusCertFile)
-	require.Equal(t, "/etc/ssl/certs/tls.key", cfg.PrometheusKeyFile)
-	require.Equal(t, "/etc/ssl/certs/ca.crt", cfg.PrometheusCAFile)
+	// Empty as in the stock forwarder: plain HTTP unless the operator gives a certificate.
+	require.Empty(t, cfg.PrometheusCertFile)
+	require.Empty(t, cfg.PrometheusKeyFile)
+	require.Empty(t, cfg.PrometheusCAFile)
 	require.Equal(t, 120*time.Second, cfg.PrometheusMaxBindThreshold)
 	require.False(t, cfg.PprofEnabled)
 	require.Equal(t, "localhost:6060", cfg.PprofListenOn)
@@ -76,7 +77,11 @@ func TestEveryVariable(t *testing.T) {
 	require.NoError(t, os.WriteFile(policyFile, []byte("package nsm\n\ndefault valid = true\n"), 0o600))
 	selectorFile := filepath.Join(dir, "devices.yaml")
 	require.NoError(t, os.WriteFile(selectorFile, []byte("interfaces:\n  - name: eth1\n    matches:\n      - labelSelector:\n          - via: gw1\n"), 0o600))
+	certFile, keyFile, caFile := prometheusFiles(t)
+	tlsPair := map[string]string{"NSM_PROMETHEUS_CERT_FILE": certFile, "NSM_PROMETHEUS_KEY_FILE": keyFile}
 
+	// needs are the other variables a value needs to be valid.
+	needs := map[string]map[string]string{"NSM_PROMETHEUS_CERT_FILE": tlsPair, "NSM_PROMETHEUS_KEY_FILE": tlsPair, "NSM_PROMETHEUS_CA_FILE": tlsPair}
 	cases := []struct {
 		variable, value string
 		check           func(t *testing.T, cfg *config.Config)
@@ -103,9 +108,9 @@ func TestEveryVariable(t *testing.T) {
 			require.Equal(t, time.Second, c.PrometheusServerHeaderTimeout)
 		}},
 		{"NSM_PROMETHEUS_MONITOR_CERTIFICATE", "true", func(t *testing.T, c *config.Config) { require.True(t, c.PrometheusMonitorCertificate) }},
-		{"NSM_PROMETHEUS_CERT_FILE", "/c.crt", func(t *testing.T, c *config.Config) { require.Equal(t, "/c.crt", c.PrometheusCertFile) }},
-		{"NSM_PROMETHEUS_KEY_FILE", "/c.key", func(t *testing.T, c *config.Config) { require.Equal(t, "/c.key", c.PrometheusKeyFile) }},
-		{"NSM_PROMETHEUS_CA_FILE", "/ca.crt", func(t *testing.T, c *config.Config) { require.Equal(t, "/ca.crt", c.PrometheusCAFile) }},
+		{"NSM_PROMETHEUS_CERT_FILE", certFile, func(t *testing.T, c *config.Config) { require.Equal(t, certFile, c.PrometheusCertFile) }},
+		{"NSM_PROMETHEUS_KEY_FILE", keyFile, func(t *testing.T, c *config.Config) { require.Equal(t, keyFile, c.PrometheusKeyFile) }},
+		{"NSM_PROMETHEUS_CA_FILE", caFile, func(t *testing.T, c *config.Config) { require.Equal(t, caFile, c.PrometheusCAFile) }},
 		{"NSM_PROMETHEUS_MAX_BIND_THRESHOLD", "1m", func(t *testing.T, c *config.Config) { require.Equal(t, time.Minute, c.PrometheusMaxBindThreshold) }},
 		{"NSM_PPROF_ENABLED", "true", func(t *testing.T, c *config.Config) { require.True(t, c.PprofEnabled) }},
 		{"NSM_PPROF_LISTEN_ON", ":6061", func(t *testing.T, c *config.Config) { require.Equal(t, ":6061", c.PprofListenOn) }},
@@ -135,6 +140,9 @@ func TestEveryVariable(t *testing.T) {
 		covered[tc.variable] = true
 		t.Run(tc.variable, func(t *testing.T) {
 			clearEnv(t)
+			for variable, value := range needs[tc.variable] {
+				t.Setenv(variable, value)
+			}
 			t.Setenv(tc.variable, tc.value)
 			cfg, err := config.Load()
 			require.NoError(t, err)
@@ -154,6 +162,10 @@ func TestBadValues(t *testing.T) {
 	require.NoError(t, os.WriteFile(badSelector, []byte("interfaces:\n  - matches: []\n"), 0o600))
 	notASocket := filepath.Join(dir, "plain-file")
 	require.NoError(t, os.WriteFile(notASocket, nil, 0o600))
+	certFile, keyFile, caFile := prometheusFiles(t)
+	outsideSecrets := filepath.Join(dir, "ca.crt")
+	require.NoError(t, os.WriteFile(outsideSecrets, nil, 0o600))
+	tlsPair := map[string]string{"NSM_PROMETHEUS_CERT_FILE": certFile, "NSM_PROMETHEUS_KEY_FILE": keyFile}
 
 	cases := []struct{ variable, value string }{
 		{"NSM_NAME", " "},
@@ -194,19 +206,49 @@ func TestBadValues(t *testing.T) {
 		{"PROMETHEUS", "enabled"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.variable+"="+tc.value, func(t *testing.T) {
-			clearEnv(t)
-			t.Setenv(tc.variable, tc.value)
-			cfg, err := config.Load()
-			require.Error(t, err)
-			require.Nil(t, cfg)
-			message := err.Error()
-			require.NotContains(t, message, "\n")
-			require.Contains(t, message, tc.variable)
-			require.Contains(t, message, tc.value)
-			require.NotContains(t, message, "envconfig", "the library's phrasing must not leak through")
-		})
+		requireRejected(t, tc.variable, tc.value, nil)
 	}
+
+	// Values that are only wrong next to others: each case sets also first.
+	prometheusCases := []struct {
+		variable, value string
+		also            map[string]string
+	}{
+		// A set file that is missing: the sdk would turn TLS on and fail every scrape.
+		{"NSM_PROMETHEUS_CERT_FILE", filepath.Join(dir, "missing.crt"), map[string]string{"NSM_PROMETHEUS_KEY_FILE": keyFile}},
+		{"NSM_PROMETHEUS_KEY_FILE", filepath.Join(dir, "missing.key"), map[string]string{"NSM_PROMETHEUS_CERT_FILE": certFile}},
+		{"NSM_PROMETHEUS_CA_FILE", filepath.Join(filepath.Dir(caFile), "missing.crt"), tlsPair},
+		{"NSM_PROMETHEUS_CERT_FILE", dir, map[string]string{"NSM_PROMETHEUS_KEY_FILE": keyFile}},
+		// Half a TLS configuration: the sdk would silently serve plain HTTP.
+		{"NSM_PROMETHEUS_CERT_FILE", certFile, nil},
+		{"NSM_PROMETHEUS_KEY_FILE", keyFile, nil},
+		{"NSM_PROMETHEUS_CA_FILE", caFile, nil},
+		// A CA outside /run/secrets/: the sdk refuses it at run time and rejects every scraper.
+		{"NSM_PROMETHEUS_CA_FILE", outsideSecrets, tlsPair},
+	}
+	for _, tc := range prometheusCases {
+		requireRejected(t, tc.variable, tc.value, tc.also)
+	}
+}
+
+// requireRejected sets variable=value (after also) and requires config.Load to refuse it in one
+// line naming the variable and the value.
+func requireRejected(t *testing.T, variable, value string, also map[string]string) {
+	t.Run(variable+"="+value, func(t *testing.T) {
+		clearEnv(t)
+		for name, other := range also {
+			t.Setenv(name, other)
+		}
+		t.Setenv(variable, value)
+		cfg, err := config.Load()
+		require.Error(t, err)
+		require.Nil(t, cfg)
+		message := err.Error()
+		require.NotContains(t, message, "\n")
+		require.Contains(t, message, variable)
+		require.Contains(t, message, value)
+		require.NotContains(t, message, "envconfig", "the library's phrasing must not leak through")
+	})
 }
 
 func TestUsageListsEveryVariableWithDefaultAndDescription(t *testing.T) {
@@ -227,4 +269,18 @@ func TestUsageListsEveryVariableWithDefaultAndDescription(t *testing.T) {
 	}
 	require.Contains(t, out.String(), "NSM_VPP_MIN_OPERATION_TIMEOUT")
 	require.Contains(t, out.String(), "750ms")
+}
+
+// prometheusFiles writes a certificate, a key and a CA file (their content is the sdk's business,
+// read when the server starts) and lets the CA directory pass for /run/secrets/.
+func prometheusFiles(t *testing.T) (certFile, keyFile, caFile string) {
+	dir := t.TempDir()
+	secrets := filepath.Join(dir, "secrets") + "/"
+	require.NoError(t, os.Mkdir(secrets, 0o700))
+	t.Cleanup(config.SetPrometheusCAPrefix(secrets))
+	certFile, keyFile, caFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"), filepath.Join(secrets, "ca.crt")
+	for _, file := range []string{certFile, keyFile, caFile} {
+		require.NoError(t, os.WriteFile(file, []byte("PEM"), 0o600))
+	}
+	return certFile, keyFile, caFile
 }

@@ -52,6 +52,7 @@ func (c *Config) validate() error {
 		func() error { return checkSwitch("TELEMETRY") },
 		func() error { return checkSwitch("PROMETHEUS") },
 		c.checkLogLevel,
+		c.checkPrometheusFiles,
 		c.checkRegistryClientPolicies,
 		c.checkTunnelIP,
 		c.checkVppAPISocket,

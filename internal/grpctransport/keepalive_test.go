@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport/grpctransporttest"
 )
 
 // The test timings keep the production ratios (server floor = half the client interval) at the
@@ -64,11 +64,11 @@ func TestKeepaliveCarriesIdleStreamsThroughAnIdleCutter(t *testing.T) {
 	}
 	wg.Wait()
 	require.ErrorIs(t, results[0], context.DeadlineExceeded, "client pings kept the stream open")
-	require.Zero(t, byClientCutter.cuts.Load())
+	require.Zero(t, byClientCutter.Cuts())
 	require.ErrorIs(t, results[1], context.DeadlineExceeded, "server pings kept the stream open")
-	require.Zero(t, byServerCutter.cuts.Load())
+	require.Zero(t, byServerCutter.Cuts())
 	require.NotErrorIs(t, results[2], context.DeadlineExceeded, "without pings the middlebox cuts the stream")
-	require.Positive(t, unprotectedCutter.cuts.Load())
+	require.Positive(t, unprotectedCutter.Cuts())
 }
 
 func TestServerStricterThanTheClientsSendsGoaway(t *testing.T) {
@@ -91,7 +91,7 @@ func TestServerStricterThanTheClientsSendsGoaway(t *testing.T) {
 
 // idleStream opens a health Watch stream (one status, then silence) from a client to a server
 // through an idle-cutter, and returns it after the first status.
-func idleStream(t *testing.T, serverOptions []grpc.ServerOption, dialOptions ...grpc.DialOption) (healthpb.Health_WatchClient, *idleCutter) {
+func idleStream(t *testing.T, serverOptions []grpc.ServerOption, dialOptions ...grpc.DialOption) (healthpb.Health_WatchClient, *grpctransporttest.IdleCutter) {
 	serverListener, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	server := grpc.NewServer(serverOptions...)
@@ -99,8 +99,8 @@ func idleStream(t *testing.T, serverOptions []grpc.ServerOption, dialOptions ...
 	go func() { _ = server.Serve(serverListener) }()
 	t.Cleanup(server.Stop)
 
-	cutter := startIdleCutter(t, serverListener.Addr().String(), idleCutAfter)
-	conn, err := grpc.NewClient(cutter.address, append(dialOptions, grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	cutter := grpctransporttest.StartIdleCutter(t, serverListener.Addr().String(), idleCutAfter)
+	conn, err := grpc.NewClient(cutter.Address, append(dialOptions, grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 
@@ -130,74 +130,5 @@ func recvWithin(stream healthpb.Health_WatchClient, window time.Duration) error 
 		return err
 	case <-time.After(window):
 		return context.DeadlineExceeded
-	}
-}
-
-// idleCutter is a TCP relay that closes a flow when no byte crossed it for cutAfter, as cloud
-// NAT gateways and load balancers do.
-type idleCutter struct {
-	address string
-	cuts    atomic.Int32
-}
-
-func startIdleCutter(t *testing.T, target string, cutAfter time.Duration) *idleCutter {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = listener.Close() })
-	cutter := &idleCutter{address: listener.Addr().String()}
-	go func() {
-		for {
-			client, err := listener.Accept()
-			if err != nil {
-				return
-			}
-			server, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = client.Close()
-				continue
-			}
-			go cutter.relay(client, server, cutAfter)
-		}
-	}()
-	return cutter
-}
-
-func (c *idleCutter) relay(client, server net.Conn, cutAfter time.Duration) {
-	var lastActivity atomic.Int64
-	lastActivity.Store(time.Now().UnixNano())
-	var once sync.Once
-	closed := make(chan struct{})
-	closeBoth := func() { once.Do(func() { _ = client.Close(); _ = server.Close(); close(closed) }) }
-	copyAndMark := func(dst, src net.Conn) {
-		buf := make([]byte, 32*1024)
-		for {
-			n, err := src.Read(buf)
-			if n > 0 {
-				lastActivity.Store(time.Now().UnixNano())
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					break
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		closeBoth()
-	}
-	go copyAndMark(server, client)
-	go copyAndMark(client, server)
-	ticker := time.NewTicker(500 * time.Millisecond)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-closed:
-			return
-		case <-ticker.C:
-			if time.Since(time.Unix(0, lastActivity.Load())) > cutAfter {
-				c.cuts.Add(1)
-				closeBoth()
-				return
-			}
-		}
 	}
 }

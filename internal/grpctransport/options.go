@@ -30,10 +30,21 @@ func TokenGenerator(identity Identity, maxTokenLifetime time.Duration) token.Gen
 
 // DialOptions are the options of every client dial: mTLS with the SVID (peers of any SPIFFE ID
 // in the trust bundle; OPA decides per request), fd passing, per-call tokens, tracing, keepalive.
+//
+// Dials block until the peer is ready, as the stock forwarder's do, so the sdk's dial timeout
+// (NSM_DIAL_TIMEOUT) bounds how long a dead peer can hold a call: the sdk's dial element dials the
+// old next hop again to close the path through it, and a non-blocking dial would leave that Close
+// waiting for the dead peer (WaitForReady) until the heal's own deadline. Unlike the stock
+// forwarder's, a dial that is refused fails at once instead of retrying until the dial timeout.
+// WaitForReady stays for calls on a live connection that is briefly reconnecting.
 func DialOptions(identity Identity, tokens token.GeneratorFunc, ka Keepalive) []grpc.DialOption {
 	tlsConfig := tlsconfig.MTLSClientConfig(identity, identity, tlsconfig.AuthorizeAny())
 	tlsConfig.MinVersion = tls.VersionTLS12
 	return append(tracing.WithTracingDial(),
+		// Both deprecated for grpc.NewClient only: the sdk dials with grpc.DialContext, where they
+		// hold in 1.x. A peer that refuses (a killed process's socket) ends the dial at once.
+		grpc.WithBlock(),
+		grpc.FailOnNonTempDialError(true),
 		grpc.WithDefaultCallOptions(
 			grpc.WaitForReady(true),
 			grpc.PerRPCCredentials(token.NewPerRPCCredentials(tokens)),

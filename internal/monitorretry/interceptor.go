@@ -2,6 +2,7 @@ package monitorretry
 
 import (
 	"context"
+	"slices"
 
 	"google.golang.org/grpc"
 )
@@ -10,7 +11,7 @@ import (
 const MonitorConnectionsMethod = "/connection.MonitorConnection/MonitorConnections"
 
 // NewStreamClientInterceptor returns an interceptor that makes MonitorConnections streams survive
-// transient breaks. Other methods pass through untouched.
+// idle cuts while the next hop lives. Other methods pass through untouched.
 func NewStreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -24,8 +25,10 @@ func NewStreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
 		return &resilientStream{
 			ClientStream: stream,
 			ctx:          ctx,
+			// A re-open fails fast on a peer that refuses or is gone, whatever the dial's
+			// default call options say: waiting for it to come back is the heal's job.
 			open: func(streamCtx context.Context) (grpc.ClientStream, error) {
-				return streamer(streamCtx, desc, cc, method, callOpts...)
+				return streamer(streamCtx, desc, cc, method, append(slices.Clone(callOpts), grpc.WaitForReady(false))...)
 			},
 			options: o,
 		}, nil

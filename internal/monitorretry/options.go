@@ -1,35 +1,36 @@
 package monitorretry
 
-import "time"
+import (
+	"context"
+	"time"
+)
+
+// EndpointLookup says whether the endpoint named endpointName is still registered. An error means
+// the registry could not tell; the break is then judged by the re-open alone.
+type EndpointLookup func(ctx context.Context, endpointName string) (registered bool, err error)
 
 type options struct {
-	window         time.Duration
-	initialBackoff time.Duration
-	maxBackoff     time.Duration
+	reopenTimeout  time.Duration
+	endpointLookup EndpointLookup
 }
 
 func defaultOptions() *options {
-	return &options{
-		window:         10 * time.Second,
-		initialBackoff: 50 * time.Millisecond,
-		maxBackoff:     time.Second,
-	}
+	return &options{reopenTimeout: time.Second}
 }
 
-// Option configures the retry behaviour.
+// Option configures the re-open.
 type Option func(*options)
 
-// WithWindow bounds how long a broken stream is retried before the error is passed on. A window
-// of zero or less turns retrying off.
-func WithWindow(window time.Duration) Option {
-	return func(o *options) { o.window = window }
+// WithReopenTimeout bounds the single re-open attempt after a break (the forwarder passes
+// NSM_DIAL_TIMEOUT): a next hop that neither answers nor refuses within it is reported. Zero or
+// less turns re-opening off, so that every break is reported at once, as the stock forwarder does.
+func WithReopenTimeout(timeout time.Duration) Option {
+	return func(o *options) { o.reopenTimeout = timeout }
 }
 
-// WithBackoff sets the pause after the first failed re-open and its upper bound; the pause doubles
-// after every further failure.
-func WithBackoff(initial, maxBackoff time.Duration) Option {
-	return func(o *options) {
-		o.initialBackoff = initial
-		o.maxBackoff = maxBackoff
-	}
+// WithEndpointLookup asks lookup, while the re-open is under way, whether the endpoint of the
+// watched connection is still registered; one that is not is reported without waiting for the
+// re-open.
+func WithEndpointLookup(lookup EndpointLookup) Option {
+	return func(o *options) { o.endpointLookup = lookup }
 }

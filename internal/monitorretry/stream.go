@@ -2,6 +2,7 @@ package monitorretry
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/pkg/errors"
@@ -12,18 +13,24 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 )
 
-// errConnectionGone means the re-opened stream's initial state no longer holds the watched
-// connection: the break hid a real loss, and the original error must be reported.
-var errConnectionGone = errors.New("the watched connection is absent from the re-opened stream's initial state")
+// Why a break is passed on although the peer may have answered.
+var (
+	errConnectionGone  = errors.New("the next hop's initial state no longer holds the watched connection")
+	errConnectionDown  = errors.New("the next hop's initial state holds the watched connection DOWN")
+	errUnregistered    = errors.New("the watched connection's endpoint is no longer registered")
+	errReopenTimedOut  = errors.New("the next hop did not answer the re-opened stream in time")
+	errNothingToReopen = errors.New("no selector was sent on the broken stream")
+)
 
-// resilientStream is a server-streaming MonitorConnections client stream that re-opens itself.
-// Like any gRPC client stream it is received from by one goroutine at a time.
+// resilientStream is a server-streaming MonitorConnections client stream that re-opens itself
+// once per break. Like any gRPC client stream it is received from by one goroutine at a time.
 type resilientStream struct {
 	grpc.ClientStream
 	ctx           context.Context
 	open          func(ctx context.Context) (grpc.ClientStream, error)
 	options       *options
 	selector      proto.Message
+	endpointName  string
 	cancelCurrent context.CancelFunc
 }
 
@@ -36,81 +43,133 @@ func (s *resilientStream) SendMsg(m any) error {
 
 func (s *resilientStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
-	if err == nil || s.ctx.Err() != nil || s.selector == nil || s.options.window <= 0 {
+	if err == nil {
+		s.rememberEndpoint(m)
+		return nil
+	}
+	if s.ctx.Err() != nil || s.options.reopenTimeout <= 0 {
 		return err
 	}
 	return s.reestablish(m, err)
 }
 
-// reestablish re-opens the stream until it delivers its initial state or the window closes. It
-// returns the original cause when it gives up, so the caller reports exactly what it would have
-// reported without retrying.
-func (s *resilientStream) reestablish(m any, cause error) error {
-	logger := log.FromContext(s.ctx).WithField("monitorretry", "reestablish")
-	deadline := time.Now().Add(s.options.window)
-	backoff := s.options.initialBackoff
-	for attempt := 1; ; attempt++ {
-		err := s.reopen(m, deadline)
-		if err == nil {
-			logger.Infof("MonitorConnections stream re-established after %d attempt(s); it broke with: %v", attempt, cause)
-			return nil
+// rememberEndpoint keeps the name of the endpoint at the end of the watched connection, for the
+// registry lookup during a later re-open.
+func (s *resilientStream) rememberEndpoint(m any) {
+	event, ok := m.(*networkservice.ConnectionEvent)
+	if !ok {
+		return
+	}
+	for _, conn := range event.GetConnections() {
+		if name := conn.GetNetworkServiceEndpointName(); name != "" {
+			s.endpointName = name
 		}
-		if errors.Is(err, errConnectionGone) {
-			logger.Warnf("%v; passing on the break: %v", err, cause)
-			return cause
-		}
-		if s.ctx.Err() != nil || time.Until(deadline) < backoff {
-			logger.Warnf("giving up after %d attempt(s) within %v; last error: %v", attempt, s.options.window, err)
-			return cause
-		}
-		logger.Debugf("attempt %d failed: %v", attempt, err)
-		select {
-		case <-s.ctx.Done():
-			return cause
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, s.options.maxBackoff)
 	}
 }
 
-// reopen opens a new stream, re-sends the selector and receives the initial state into m. Opening
-// and the first receive are bounded by deadline; the stream itself then lives as long as s.ctx.
-func (s *resilientStream) reopen(m any, deadline time.Time) error {
-	streamCtx, cancel := context.WithCancel(s.ctx)
-	expired := time.AfterFunc(time.Until(deadline), cancel)
-	stream, err := s.open(streamCtx)
-	if err == nil {
-		err = s.sendSelector(stream)
+// reestablish makes one bounded attempt to re-open the stream. It returns nil once the new stream
+// delivered an initial state that still holds the connection (m then holds it), and the original
+// cause otherwise, so that the caller reports exactly what it would have without re-opening.
+func (s *resilientStream) reestablish(m any, cause error) error {
+	logger := log.FromContext(s.ctx).WithField("monitorretry", "reestablish")
+	start := time.Now()
+	if err := s.reopen(m); err != nil {
+		logger.Warnf("passing on the break after %v (%v): %v", time.Since(start).Round(time.Millisecond), err, cause)
+		return cause
 	}
-	if err == nil {
-		err = stream.RecvMsg(m)
+	logger.Infof("MonitorConnections stream re-established in %v; it broke with: %v", time.Since(start).Round(time.Millisecond), cause)
+	s.rememberEndpoint(m)
+	return nil
+}
+
+// reopen opens a new stream that fails fast instead of waiting for the peer to become ready,
+// re-sends the selector and receives the initial state into m, while the endpoint lookup runs
+// beside it. Either a verdict of the lookup or the re-open timeout cuts the attempt short; a
+// stream that made it lives on as long as s.ctx.
+func (s *resilientStream) reopen(m any) error {
+	if s.selector == nil {
+		return errNothingToReopen
 	}
-	if err == nil {
-		err = checkInitialState(m)
-	}
-	if !expired.Stop() && err == nil {
-		err = context.DeadlineExceeded
+	streamCtx, cancelStream := context.WithCancel(s.ctx)
+	a := &attempt{cancel: cancelStream}
+	timer := time.AfterFunc(s.options.reopenTimeout, func() { a.abort(errReopenTimedOut) })
+	// The lookup is left to finish within the same bound even when the re-open is done first: its
+	// answer no longer counts then, but cutting its registry call short only fills the log.
+	go s.lookUpEndpoint(a, s.endpointName)
+
+	stream, err := s.receiveInitialState(streamCtx, m)
+	timer.Stop()
+	if aborted := a.finish(); aborted != nil {
+		err = aborted
 	}
 	if err != nil {
-		cancel()
+		cancelStream()
 		return err
 	}
 	if s.cancelCurrent != nil {
 		s.cancelCurrent()
 	}
-	s.ClientStream, s.cancelCurrent = stream, cancel
+	s.ClientStream, s.cancelCurrent = stream, cancelStream
 	return nil
 }
 
-func (s *resilientStream) sendSelector(stream grpc.ClientStream) error {
-	if err := stream.SendMsg(s.selector); err != nil {
-		return err
+func (s *resilientStream) receiveInitialState(streamCtx context.Context, m any) (grpc.ClientStream, error) {
+	stream, err := s.open(streamCtx)
+	if err != nil {
+		return nil, err
 	}
-	return stream.CloseSend()
+	if err = stream.SendMsg(s.selector); err != nil {
+		return nil, err
+	}
+	if err = stream.CloseSend(); err != nil {
+		return nil, err
+	}
+	if err = stream.RecvMsg(m); err != nil {
+		return nil, err
+	}
+	return stream, checkInitialState(m)
 }
 
-// checkInitialState rejects an initial state transfer that does not hold the watched connection:
-// the monitor server filters by the selector, so an empty transfer means the next hop forgot it.
+func (s *resilientStream) lookUpEndpoint(a *attempt, endpointName string) {
+	if s.options.endpointLookup == nil || endpointName == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.options.reopenTimeout)
+	defer cancel()
+	registered, err := s.options.endpointLookup(ctx, endpointName)
+	if err == nil && !registered {
+		a.abort(errors.Wrapf(errUnregistered, "endpoint %s", endpointName))
+	}
+}
+
+// attempt is one re-open that the lookup or the timeout may cut short until it finishes.
+type attempt struct {
+	mu       sync.Mutex
+	finished bool
+	aborted  error
+	cancel   context.CancelFunc
+}
+
+func (a *attempt) abort(reason error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.finished && a.aborted == nil {
+		a.aborted = reason
+		a.cancel()
+	}
+}
+
+// finish ends the attempt and returns why it was cut short, if it was.
+func (a *attempt) finish() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.finished = true
+	return a.aborted
+}
+
+// checkInitialState rejects an initial state transfer that does not hold the watched connection
+// alive: the monitor server filters by the selector, so an empty transfer means the next hop
+// forgot the connection, and a DOWN one that it knows it lost.
 func checkInitialState(m any) error {
 	event, ok := m.(*networkservice.ConnectionEvent)
 	if !ok || event.GetType() != networkservice.ConnectionEventType_INITIAL_STATE_TRANSFER {
@@ -119,5 +178,10 @@ func checkInitialState(m any) error {
 	if len(event.GetConnections()) == 0 {
 		return errConnectionGone
 	}
-	return nil
+	for _, conn := range event.GetConnections() {
+		if conn.GetState() != networkservice.State_DOWN {
+			return nil
+		}
+	}
+	return errConnectionDown
 }

@@ -110,7 +110,7 @@ func (l *Leftovers) ExpireAfter(ctx context.Context, grace time.Duration) {
 }
 
 // releaseAll removes items in reverse discovery order: kernel links and tunnels found last are
-// independent of each other, and VPP deletes an interface's cross-connects with it.
+// independent of each other, and each VPP interface goes with what hangs off it (withoutDependents).
 func releaseAll(ctx context.Context, items []leftover) {
 	for i := len(items) - 1; i >= 0; i-- {
 		item := items[i]

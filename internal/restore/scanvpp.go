@@ -56,7 +56,7 @@ func scanVPP(ctx context.Context, vppConn api.Connection) ([]leftover, error) {
 		found = append(found, leftover{
 			owner:       details.Tag,
 			description: fmt.Sprintf("VPP interface %s (sw_if_index %d)", details.InterfaceName, details.SwIfIndex),
-			release:     remove,
+			release:     withoutDependents(vppConn, details.SwIfIndex, remove),
 		})
 	}
 	return found, nil

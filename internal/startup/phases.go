@@ -127,7 +127,11 @@ func (f *forwarder) connectToVPP() (err error) {
 		stopVPP()
 		return err
 	}
-	f.phases.OnStop("release VPP", vppReleaseBound, func(context.Context) error { f.vpp.Close(); stopVPP(); return nil })
+	f.phases.OnStop("release VPP", vppReleaseBound, func(stopCtx context.Context) error {
+		f.vpp.Close()
+		stopVPP()
+		return waitForVPPEnd(stopCtx, f.vpp.Exited)
+	})
 	go abortWhenVPPExits(f.vpp.Exited, f.abort)
 	f.vppAPI = extendtimeout.NewConnection(f.vpp, f.cfg.VPPMinOperationTimeout)
 	return nil
@@ -236,6 +240,25 @@ func (f *forwarder) register() error {
 	}
 	f.phases.OnStop("unregister", unregisterBound, registered.Unregister)
 	return nil
+}
+
+// waitForVPPEnd waits until a VPP the forwarder started has ended (its lifetime's end kills it,
+// but asynchronously): the forwarder must not exit before its VPP, which would then run on
+// without it. Nothing to wait for with an external VPP.
+func waitForVPPEnd(ctx context.Context, exited <-chan error) error {
+	if exited == nil {
+		return nil
+	}
+	for {
+		select {
+		case _, open := <-exited:
+			if !open {
+				return nil
+			}
+		case <-ctx.Done():
+			return errors.New("VPP has not ended")
+		}
+	}
 }
 
 func abortWhenVPPExits(exited <-chan error, abort context.CancelCauseFunc) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,17 +58,26 @@ func TestNothingListensWhenDisabled(t *testing.T) {
 	require.Error(t, err)
 }
 
+// The sdk registers /metrics on the process-wide mux, so one test per process starts the server:
+// it runs with the shipped defaults, which must give plain HTTP as the stock forwarder's do (a
+// default certificate path would turn TLS on with no certificate, and every scrape would fail).
 func TestPrometheusServesMetricsWhenEnabled(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "NSM_") {
+			t.Setenv(name, "")
+			require.NoError(t, os.Unsetenv(name))
+		}
+	}
 	t.Setenv("TELEMETRY", "false")
 	t.Setenv("PROMETHEUS", "true")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	address := freeAddress(t)
+	t.Setenv("NSM_PROMETHEUS_LISTEN_ON", address)
+	cfg, err := config.Load()
+	require.NoError(t, err)
 
-	closer := telemetry.Start(ctx, cancel, &config.Config{
-		Name: "forwarder", PrometheusListenOn: address,
-		PrometheusServerHeaderTimeout: time.Second, PrometheusMaxBindThreshold: time.Second,
-	})
+	closer := telemetry.Start(ctx, cancel, cfg)
 	defer func() { require.NoError(t, closer.Close()) }()
 
 	require.Eventually(t, func() bool {

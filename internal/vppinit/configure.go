@@ -46,6 +46,22 @@ func setMtu(ctx context.Context, vppConn api.Connection, swIfIndex interface_typ
 	})
 }
 
+func setMacAddress(ctx context.Context, vppConn api.Connection, swIfIndex interface_types.InterfaceIndex, mac net.HardwareAddr) error {
+	request := &interfaces.SwInterfaceSetMacAddress{SwIfIndex: swIfIndex, MacAddress: types.ToVppMacAddress(&mac)}
+	return timed(ctx, "SwInterfaceSetMacAddress", func() error {
+		_, err := interfaces.NewServiceClient(vppConn).SwInterfaceSetMacAddress(ctx, request)
+		return err
+	})
+}
+
+func setAdaptiveRxMode(ctx context.Context, vppConn api.Connection, swIfIndex interface_types.InterfaceIndex) error {
+	request := &interfaces.SwInterfaceSetRxMode{SwIfIndex: swIfIndex, Mode: interface_types.RX_MODE_API_ADAPTIVE}
+	return timed(ctx, "SwInterfaceSetRxMode", func() error {
+		_, err := interfaces.NewServiceClient(vppConn).SwInterfaceSetRxMode(ctx, request)
+		return err
+	})
+}
+
 func setAdminUp(ctx context.Context, vppConn api.Connection, swIfIndex interface_types.InterfaceIndex) error {
 	request := &interfaces.SwInterfaceSetFlags{SwIfIndex: swIfIndex, Flags: interface_types.IF_STATUS_API_FLAG_ADMIN_UP}
 	return timed(ctx, "SwInterfaceSetFlags", func() error {

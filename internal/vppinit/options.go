@@ -6,6 +6,7 @@ type options struct {
 	handle      *netlink.Handle
 	params      Params
 	vlanDevices []string
+	bpffs       string
 }
 
 // Option configures Run.
@@ -25,4 +26,10 @@ func WithParams(params Params) Option {
 // selector file); Run makes them usable by VPP after the uplink.
 func WithVlanDevices(devices ...string) Option {
 	return func(o *options) { o.vlanDevices = devices }
+}
+
+// WithBPFFS names the BPF filesystem where VPP's loader pins the XDP program's maps (default
+// /sys/fs/bpf, where libbpf pins them); AF_XDP mounts one there when there is none.
+func WithBPFFS(dir string) Option {
+	return func(o *options) { o.bpffs = dir }
 }

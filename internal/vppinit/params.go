@@ -38,14 +38,15 @@ type AfXdpParams struct {
 	RxqSize uint16           `yaml:"rxqSize"`
 	TxqSize uint16           `yaml:"txqSize"`
 	Flags   af_xdp.AfXdpFlag `yaml:"flags"`
-	// Prog is the XDP program VPP loads on the uplink. Empty loads VPP's default program, which
-	// redirects every frame to VPP; a program that passes non-tunnel traffic to the kernel keeps
-	// the node's own traffic working.
+	// Prog is the XDP program VPP attaches to the uplink (default DefaultXDPProgram, the image's
+	// own, which hands VPP only NSM's tunnel traffic). It cannot be empty: VPP's built-in program
+	// would redirect every frame, and the node would lose its own traffic.
 	Prog string `yaml:"prog"`
 }
 
 // DefaultParams are the stock forwarder's defaults: ethernet-mode af_packet v2 with large frames
-// (so jumbo tunnel packets fit) and one queue; AF_XDP in automatic (copy or zero-copy) mode.
+// (so jumbo tunnel packets fit) and one queue; AF_XDP in automatic (copy or zero-copy) mode with
+// the image's XDP program.
 func DefaultParams() Params {
 	return Params{
 		AfPacket: AfPacketParams{
@@ -62,6 +63,7 @@ func DefaultParams() Params {
 			Mode:    af_xdp.AF_XDP_API_MODE_AUTO,
 			RxqSize: 8192,
 			TxqSize: 8192,
+			Prog:    DefaultXDPProgram,
 		},
 	}
 }
@@ -88,6 +90,9 @@ func (p Params) validate() error {
 	}
 	if p.AfXdp.Mode > af_xdp.AF_XDP_API_MODE_ZERO_COPY {
 		return fmt.Errorf("AF_XDP.mode %d: must be 0 (auto), 1 (copy) or 2 (zero-copy)", p.AfXdp.Mode)
+	}
+	if p.AfXdp.Prog == "" {
+		return fmt.Errorf("AF_XDP.prog is empty: VPP's built-in XDP program would take every frame of the uplink from the node (default %s)", DefaultXDPProgram)
 	}
 	return nil
 }

@@ -40,11 +40,20 @@ AF_XDP:
 	require.Equal(t, defaults.AfXdp.RxqSize, params.AfXdp.RxqSize)
 }
 
+// AF_XDP loads the image's own program by default, as the stock forwarder does.
+func TestDefaultXDPProgramIsTheImages(t *testing.T) {
+	require.Equal(t, "/bin/afxdp.o", vppinit.DefaultParams().AfXdp.Prog)
+	params, err := vppinit.ReadParams(writeParams(t, "AF_XDP:\n  mode: 1\n"))
+	require.NoError(t, err)
+	require.Equal(t, vppinit.DefaultXDPProgram, params.AfXdp.Prog, "a file without prog keeps the default")
+}
+
 func TestReadParamsErrors(t *testing.T) {
 	cases := map[string]struct{ content, message string }{
 		"typo":               {"AF_PACKET:\n  rxFrameSise: 1\n", "field rxFrameSise not found"},
 		"bad af_packet mode": {"AF_PACKET:\n  mode: 7\n", "AF_PACKET.mode 7"},
 		"bad af_xdp mode":    {"AF_XDP:\n  mode: 3\n", "AF_XDP.mode 3"},
+		"no XDP program":     {"AF_XDP:\n  prog: \"\"\n", "AF_XDP.prog is empty"},
 		"not a number":       {"AF_PACKET:\n  rxFrameSize: big\n", "not a valid parameter file"},
 		"negative":           {"AF_XDP:\n  rxqSize: -1\n", "not a valid parameter file"},
 	}

@@ -20,7 +20,7 @@ import (
 // the tunnel IP: tunnelIP when set, else the uplink's first global unicast address. With None
 // the uplink is left alone; the tunnel IP is still derived from the host when unset.
 func Run(ctx context.Context, vppConn api.Connection, mode Mode, tunnelIP net.IP, opts ...Option) (net.IP, error) {
-	o := &options{params: DefaultParams()}
+	o := &options{params: DefaultParams(), bpffs: defaultBPFFS}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -56,6 +56,9 @@ func Run(ctx context.Context, vppConn api.Connection, mode Mode, tunnelIP net.IP
 	case AfPacket:
 		swIfIndex, err = createAfPacket(ctx, vppConn, uplink.Link, o.params.AfPacket)
 	case AfXdp:
+		if err = prepareAfXdp(ctx, o.handle, uplink.Link, o.params.AfXdp.Prog, o.bpffs); err != nil {
+			return nil, fmt.Errorf("NSM_VPP_INIT=%s: %w", mode, err)
+		}
 		swIfIndex, err = createAfXdp(ctx, vppConn, uplink.Link, o.params.AfXdp)
 	default:
 		return nil, fmt.Errorf("unknown VPP init mode %q", mode)
@@ -65,6 +68,11 @@ func Run(ctx context.Context, vppConn api.Connection, mode Mode, tunnelIP net.IP
 	}
 	if err := configureUplink(ctx, vppConn, swIfIndex, uplink); err != nil {
 		return nil, fmt.Errorf("configuring uplink %s in VPP: %w", uplink.Link.Attrs().Name, err)
+	}
+	if mode == AfXdp {
+		if err := PublishTunnelIP(o.bpffs, tunnelIP); err != nil {
+			return nil, err
+		}
 	}
 	return tunnelIP, attachVlanDevices(ctx, vppConn, o.handle, o.vlanDevices, uplink.Link.Attrs().Name, o.params.AfPacket)
 }
@@ -96,7 +104,7 @@ func createAfPacket(ctx context.Context, vppConn api.Connection, link netlink.Li
 func createAfXdp(ctx context.Context, vppConn api.Connection, link netlink.Link, p AfXdpParams) (interface_types.InterfaceIndex, error) {
 	request := &af_xdp.AfXdpCreateV3{
 		HostIf:  link.Attrs().Name,
-		RxqNum:  1,
+		RxqNum:  allRxQueues,
 		RxqSize: p.RxqSize,
 		TxqSize: p.TxqSize,
 		Mode:    p.Mode,
@@ -111,5 +119,10 @@ func createAfXdp(ctx context.Context, vppConn api.Connection, link netlink.Link,
 	if err != nil {
 		return 0, fmt.Errorf("af_xdp_create_v3 on %s: %w", link.Attrs().Name, err)
 	}
-	return reply.SwIfIndex, nil
+	// As the stock forwarder: VPP answers with the node's MAC (af_xdp makes one up otherwise), and
+	// polls only while traffic flows.
+	if err := setMacAddress(ctx, vppConn, reply.SwIfIndex, link.Attrs().HardwareAddr); err != nil {
+		return 0, err
+	}
+	return reply.SwIfIndex, setAdaptiveRxMode(ctx, vppConn, reply.SwIfIndex)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelmark"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 var (
@@ -26,36 +27,44 @@ var (
 func TestKernelToKernelDataPath(t *testing.T) {
 	for _, kind := range []kernelif.Kind{kernelif.Tap, kernelif.Veth} {
 		t.Run(kind.String(), func(t *testing.T) {
-			nsc, nse := vppsimtest.NewNetns(t, netnsPrefix), vppsimtest.NewNetns(t, netnsPrefix)
-			h := newHarness(t, kind, kernelNextHop(nse.Path(), "nse-1"))
+			eachBackendFor(t, kind, func(t *testing.T, backend vpptest.Backend) {
+				nsc, nse := vppsimtest.NewNetns(t, netnsPrefix), vppsimtest.NewNetns(t, netnsPrefix)
+				h := newHarness(t, backend, kind, kernelNextHop(nse.Path(), "nse-1"))
 
-			conn := h.request(t, kernelRequest("conn-ping-"+kind.String(), nsc.Path(), "nsc-1", payload.IP))
+				conn := h.request(t, kernelRequest("conn-ping-"+kind.String(), nsc.Path(), "nsc-1", payload.IP))
 
-			require.NoError(t, vppsimtest.Ping(nsc, nscIP, nseIP, 5*time.Second), "client to endpoint")
-			require.NoError(t, vppsimtest.Ping(nse, nseIP, nscIP, 5*time.Second), "endpoint to client")
+				require.NoError(t, vppsimtest.Ping(nsc, nscIP, nseIP, 5*time.Second), "client to endpoint")
+				require.NoError(t, vppsimtest.Ping(nse, nseIP, nscIP, 5*time.Second), "endpoint to client")
 
-			h.close(t, conn)
+				h.close(t, conn)
 
-			require.Error(t, vppsimtest.Ping(nsc, nscIP, nseIP, time.Second), "the data path outlived Close")
-			h.vpp.requireOnlyUplink(t)
-			require.Equal(t, []string{"lo"}, linkNamesIn(t, nsc.Path()), "links left in the client namespace")
-			require.Equal(t, []string{"lo"}, linkNamesIn(t, nse.Path()), "links left in the endpoint namespace")
+				require.Error(t, vppsimtest.Ping(nsc, nscIP, nseIP, time.Second), "the data path outlived Close")
+				h.vpp.requireOnlyUplink(t)
+				require.Equal(t, []string{"lo"}, linkNamesIn(t, nsc.Path()), "links left in the client namespace")
+				require.Equal(t, []string{"lo"}, linkNamesIn(t, nse.Path()), "links left in the endpoint namespace")
+			})
 		})
 	}
 }
 
 // A policy route steers the client's traffic from its address into a table of its own: the
-// endpoint's service address is reachable through it and through nothing else.
+// endpoint's service address is reachable through it and through nothing else. The route names
+// the endpoint as next hop: over a veth pair (Ethernet) a route without one would make the client
+// ARP for every destination, which no one answers (VPP cross-connects, it answers no ARP).
 func TestPolicyRouteThroughTheDataPath(t *testing.T) {
+	vpptest.Each(t, testPolicyRouteThroughTheDataPath)
+}
+
+func testPolicyRouteThroughTheDataPath(t *testing.T, backend vpptest.Backend) {
 	const servicePrefix = "10.99.0.0/24"
 	service := netip.MustParseAddr("10.99.0.1")
 	nsc, nse := vppsimtest.NewNetns(t, netnsPrefix), vppsimtest.NewNetns(t, netnsPrefix)
 	nse.AddrAdd(t, "lo", service.String()+"/32")
-	h := newHarness(t, kernelif.Tap, kernelNextHop(nse.Path(), "nse-1"))
+	h := newHarness(t, backend, kindOn(backend), kernelNextHop(nse.Path(), "nse-1"))
 	request := kernelRequest("conn-policy", nsc.Path(), "nsc-1", payload.IP)
 	request.GetConnection().GetContext().GetIpContext().Policies = []*networkservice.PolicyRoute{{
 		From:   nscAddress,
-		Routes: []*networkservice.Route{{Prefix: servicePrefix}},
+		Routes: []*networkservice.Route{{Prefix: servicePrefix, NextHop: nseIP.String()}},
 	}}
 
 	conn := h.request(t, request)

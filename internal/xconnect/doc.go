@@ -11,6 +11,6 @@
 //   - expiry releases the data plane of a connection that expired without a Close getting
 //     through authorize (field report 1);
 //   - requestcheck refuses malformed Requests with InvalidArgument before anything is programmed;
-//   - the onward dials carry monitorretry, so a cut next-hop monitor stream is re-opened before
-//     anything is reported DOWN (field report 4).
+//   - the onward dials carry monitorretry, so a next-hop monitor stream cut while the next hop
+//     lives is re-opened without a DOWN (field report 4), and a dead next hop is reported at once.
 package xconnect

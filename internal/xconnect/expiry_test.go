@@ -17,6 +17,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/expiry"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 const clientTokenLifetime = 2 * time.Second
@@ -27,7 +28,7 @@ const clientTokenLifetime = 2 * time.Second
 func requestThenDie(t *testing.T, grace time.Duration) (h *harness, nscNS, nseNS string) {
 	t.Helper()
 	nscNS, nseNS = newTestNetNS(t), newTestNetNS(t)
-	h = newHarness(t, kernelif.Tap, kernelNextHop(nseNS, "nse-1"),
+	h = newHarness(t, vpptest.Sim, kernelif.Tap, kernelNextHop(nseNS, "nse-1"),
 		xconnect.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies("etc/nsm/opa/common/tokens_expired.rego"))),
 		xconnect.WithExpiryOptions(expiry.WithGracePeriod(grace)),
 	)

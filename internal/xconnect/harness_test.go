@@ -3,6 +3,7 @@ package xconnect_test
 import (
 	"context"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 // Documentation addresses (RFC 5737) on the uplink between the simulator and a remote namespace:
@@ -43,29 +45,35 @@ type harness struct {
 	hop       *nextHop
 }
 
-// newHarness runs the forwarder endpoint in-process on a VPP simulator, connecting onward to hop.
-// The test plays nsmgr: it calls the endpoint directly with the next hop's URL already chosen.
-// The simulator gets a node namespace of its own unless the veth mechanism needs it to share the
+// newHarness runs the forwarder endpoint in-process on a VPP of backend, connecting onward to
+// hop. The test plays nsmgr: it calls the endpoint directly with the next hop's URL already
+// chosen. VPP gets a node namespace of its own unless the veth mechanism needs it to share the
 // test process's (see startTestVPP).
-func newHarness(t *testing.T, kind kernelif.Kind, hop *nextHop, opts ...xconnect.Option) *harness {
+func newHarness(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, hop *nextHop, opts ...xconnect.Option) *harness {
+	t.Helper()
+	return newHarnessWith(t, backend, kind, hop, func(*testVPP) []xconnect.Option { return opts })
+}
+
+// newHarnessWith is newHarness with options that depend on VPP, such as its uplink's name.
+func newHarnessWith(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, hop *nextHop, optsFor func(*testVPP) []xconnect.Option) *harness {
 	t.Helper()
 	var node *vppsimtest.Netns
 	if kind.Resolve() != kernelif.Veth {
 		node = vppsimtest.NewNetns(t, netnsPrefix)
 	}
-	vpp := startTestVPP(t, node)
+	vpp := startTestVPP(t, backend, node)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	hopURL := hop.serve(ctx, t)
 	return &harness{
 		ctx:       clienturlctx.WithClientURL(ctx, hopURL),
 		vpp:       vpp,
-		forwarder: newForwarder(ctx, t, vpp, vpp, kind, opts...),
+		forwarder: newForwarder(ctx, t, vpp, vpp, kind, optsFor(vpp)...),
 		hop:       hop,
 	}
 }
 
-// newForwarder builds the forwarder endpoint on vppConn, a connection to vpp's simulator.
+// newForwarder builds the forwarder endpoint on vppConn, a connection to vpp.
 func newForwarder(ctx context.Context, t *testing.T, vpp *testVPP, vppConn api.Connection, kind kernelif.Kind, opts ...xconnect.Option) endpoint.Endpoint {
 	t.Helper()
 	forwarder, err := xconnect.NewServer(ctx, sandbox.GenerateTestToken, vppConn, vpp.tunnelIP, append([]xconnect.Option{
@@ -74,10 +82,31 @@ func newForwarder(ctx context.Context, t *testing.T, vpp *testVPP, vppConn api.C
 		xconnect.WithVxlanOptions(vxlan.WithPort(testVxlanPort)),
 		xconnect.WithDialOptions(sandbox.DialOptions()...),
 		xconnect.WithDialTimeout(5 * time.Second),
-		xconnect.WithMetricsOptions(metrics.WithSocket(vpp.sim.StatsSocket())),
+		xconnect.WithMetricsOptions(metrics.WithSocket(vpp.StatsSocket())),
 	}, opts...)...)
 	require.NoError(t, err)
 	return forwarder
+}
+
+// kindOn is the kernel interface a test that could use either uses on backend: a tap on the
+// simulator, a veth pair on real VPP, whose taps need /dev/vhost-net (these machines have none).
+func kindOn(backend vpptest.Backend) kernelif.Kind {
+	if backend == vpptest.Real {
+		return kernelif.Veth
+	}
+	return kernelif.Tap
+}
+
+// eachBackendFor runs f once per backend that can give a client kind: the simulator always,
+// real VPP unless kind is a tap and the machine has no /dev/vhost-net (see kindOn).
+func eachBackendFor(t *testing.T, kind kernelif.Kind, f func(t *testing.T, backend vpptest.Backend)) {
+	t.Helper()
+	vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
+		if _, err := os.Stat("/dev/vhost-net"); backend == vpptest.Real && kind == kernelif.Tap && err != nil {
+			t.Skip("VPP's tap interfaces need /dev/vhost-net, which this machine lacks")
+		}
+		f(t, backend)
+	})
 }
 
 func (h *harness) request(t *testing.T, request *networkservice.NetworkServiceRequest) *networkservice.Connection {

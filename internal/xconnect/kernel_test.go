@@ -19,11 +19,12 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/tapv2"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 func TestKernelTapRequestAndClose(t *testing.T) {
 	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
-	h := newHarness(t, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
+	h := newHarness(t, vpptest.Sim, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
 
 	conn := h.request(t, kernelRequest("conn-tap", nscNS, "nsc-1", payload.IP))
 
@@ -70,8 +71,12 @@ func TestKernelTapRequestAndClose(t *testing.T) {
 }
 
 func TestKernelVethRequestAndClose(t *testing.T) {
+	vpptest.Each(t, testKernelVethRequestAndClose)
+}
+
+func testKernelVethRequestAndClose(t *testing.T, backend vpptest.Backend) {
 	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
-	h := newHarness(t, kernelif.Veth, kernelNextHop(nseNS, "nse-1"))
+	h := newHarness(t, backend, kernelif.Veth, kernelNextHop(nseNS, "nse-1"))
 
 	conn := h.request(t, kernelRequest("conn-veth", nscNS, "nsc-1", payload.IP))
 
@@ -103,21 +108,27 @@ func TestKernelVethRequestAndClose(t *testing.T) {
 }
 
 func TestMalformedRequestIsRefusedBeforeVPPIsTouched(t *testing.T) {
-	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
-	h := newHarness(t, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
-	request := kernelRequest("conn-bad", nscNS, "nsc-1", payload.IP)
-	request.GetConnection().GetContext().GetIpContext().SrcIpAddrs = []string{"172.16.0.1"}
+	vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
+		nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
+		h := newHarness(t, backend, kindOn(backend), kernelNextHop(nseNS, "nse-1"))
+		request := kernelRequest("conn-bad", nscNS, "nsc-1", payload.IP)
+		request.GetConnection().GetContext().GetIpContext().SrcIpAddrs = []string{"172.16.0.1"}
 
-	_, err := h.forwarder.Request(h.ctx, request)
-	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
-	require.Contains(t, err.Error(), `"172.16.0.1"`)
-	require.Empty(t, sentOfType[*tapv2.TapCreateV3](h.vpp))
-	require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+		_, err := h.forwarder.Request(h.ctx, request)
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+		require.Contains(t, err.Error(), `"172.16.0.1"`)
+		require.Empty(t, h.vpp.Requests()[h.vpp.initRequests:], "the forwarder sent VPP something")
+		require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+	})
 }
 
 func TestMemifRequestAndClose(t *testing.T) {
+	vpptest.Each(t, testMemifRequestAndClose)
+}
+
+func testMemifRequestAndClose(t *testing.T, backend vpptest.Backend) {
 	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
-	h := newHarness(t, kernelif.Tap, kernelNextHop(nseNS, "nse-1"))
+	h := newHarness(t, backend, kindOn(backend), kernelNextHop(nseNS, "nse-1"))
 	request := kernelRequest("conn-memif", nscNS, "nsc-1", payload.IP)
 	request.MechanismPreferences = []*networkservice.Mechanism{memifmech.NewAbstract(nscNS)}
 

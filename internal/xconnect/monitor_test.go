@@ -12,10 +12,12 @@ import (
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
+	"github.com/networkservicemesh/sdk/pkg/tools/sandbox"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 // watchDownEvents serves the forwarder's MonitorConnections as nsmgr sees it and reports every
@@ -57,14 +59,14 @@ func newMonitoredHarness(t *testing.T, retry ...monitorretry.Option) (*harness, 
 	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
 	hop := kernelNextHop(nseNS, "nse-1")
 	hop.cutMonitorStreams, hop.monitorCutDelay = 1, 300*time.Millisecond
-	h := newHarness(t, kernelif.Tap, hop, xconnect.WithMonitorRetryOptions(retry...))
+	h := newHarness(t, vpptest.Sim, kernelif.Tap, hop, xconnect.WithMonitorRetryOptions(retry...))
 	down := watchDownEvents(t, h)
 	h.request(t, kernelRequest("conn-monitor", nscNS, "nsc-1", payload.IP))
 	return h, hop, down
 }
 
 func TestCutMonitorStreamIsReportedDownWithoutRetry(t *testing.T) {
-	_, _, down := newMonitoredHarness(t, monitorretry.WithWindow(0))
+	_, _, down := newMonitoredHarness(t, monitorretry.WithReopenTimeout(0))
 	select {
 	case conn := <-down:
 		require.Equal(t, "conn-monitor", conn.GetPath().GetPathSegments()[0].GetId())
@@ -82,4 +84,30 @@ func TestCutMonitorStreamIsReestablishedBeforeAnyDown(t *testing.T) {
 		t.Fatalf("connection %s reported DOWN although its next hop was reachable", conn.GetId())
 	case <-time.After(time.Second):
 	}
+}
+
+// A next hop SIGKILLed (its socket stays, refusing) is reported DOWN at once, far within the dial
+// timeout that bounds the re-open, although the dials wait for ready as in production: healing
+// must start as early as with the stock forwarder.
+func TestDeadNextHopIsReportedDownAtOnce(t *testing.T) {
+	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
+	hop := kernelNextHop(nseNS, "nse-1")
+	h := newHarness(t, vpptest.Sim, kernelif.Tap, hop,
+		xconnect.WithDialOptions(append(sandbox.DialOptions(), grpc.WithDefaultCallOptions(grpc.WaitForReady(true)))...),
+		xconnect.WithDialTimeout(30*time.Second))
+	down := watchDownEvents(t, h)
+	h.request(t, kernelRequest("conn-dead-hop", nscNS, "nsc-1", payload.IP))
+	require.Eventually(t, func() bool { return hop.monitorStreams.Load() >= 1 }, 5*time.Second, 20*time.Millisecond,
+		"the forwarder never monitored its next hop")
+
+	hop.kill()
+	killedAt := time.Now()
+	select {
+	case conn := <-down:
+		require.Equal(t, "conn-dead-hop", conn.GetPath().GetPathSegments()[0].GetId())
+		t.Logf("reported DOWN %v after the next hop died", time.Since(killedAt).Round(time.Millisecond))
+	case <-time.After(5 * time.Second):
+		t.Fatal("a dead next hop was not reported DOWN at once")
+	}
+	require.EqualValues(t, 1, hop.monitorStreams.Load(), "nothing answered the re-open")
 }

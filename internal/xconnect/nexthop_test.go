@@ -37,6 +37,9 @@ type nextHop struct {
 	monitorCutDelay   time.Duration
 	monitorStreams    atomic.Int32
 
+	// kill stops serving as a SIGKILL does: open streams break and the socket stays, refusing.
+	kill func()
+
 	mu     sync.Mutex
 	closes []*networkservice.Connection
 }
@@ -78,6 +81,9 @@ func (h *nextHop) serve(ctx context.Context, t *testing.T) *url.URL {
 		listener, err = net.Listen("tcp", "127.0.0.1:0")
 	}
 	require.NoError(t, err)
+	if unixListener, ok := listener.(*net.UnixListener); ok {
+		unixListener.SetUnlinkOnClose(false)
+	}
 	server := grpc.NewServer()
 	ep := endpoint.NewServer(ctx, sandbox.GenerateTestToken,
 		endpoint.WithName("next-hop"),
@@ -87,6 +93,7 @@ func (h *nextHop) serve(ctx context.Context, t *testing.T) *url.URL {
 	networkservice.RegisterMonitorConnectionServer(server, &cuttingMonitor{MonitorConnectionServer: ep, hop: h})
 	go func() { _ = server.Serve(listener) }()
 	t.Cleanup(server.Stop)
+	h.kill = server.Stop
 	if h.remote {
 		return &url.URL{Scheme: "tcp", Host: listener.Addr().String()}
 	}

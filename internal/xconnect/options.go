@@ -116,8 +116,8 @@ func WithKernelInterface(kind kernelif.Kind) Option {
 	return func(o *options) { o.kernelInterface = kind }
 }
 
-// WithMonitorRetryOptions tunes how long a broken upstream MonitorConnections stream is re-opened
-// before its connection is reported DOWN.
+// WithMonitorRetryOptions tunes the re-open of a broken upstream MonitorConnections stream; by
+// default it is bounded by the dial timeout and consults the registry.
 func WithMonitorRetryOptions(retryOptions ...monitorretry.Option) Option {
 	return func(o *options) { o.monitorRetryOptions = retryOptions }
 }

@@ -12,12 +12,13 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 func TestNewServerRefusesUnusableSettings(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	vpp := startTestVPP(t, vppsimtest.NewNetns(t, netnsPrefix))
+	vpp := startTestVPP(t, vpptest.Sim, vppsimtest.NewNetns(t, netnsPrefix))
 	for name, c := range map[string]struct {
 		tunnelIP net.IP
 		opts     []xconnect.Option

@@ -19,6 +19,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 // restartPeers are a client and its endpoint, each in a namespace of its own, and the next hop
@@ -45,7 +46,7 @@ func (p *restartPeers) request(t *testing.T, forwarder endpoint.Endpoint, reques
 // tapsOf lists the host names of the simulator's taps tagged with owner.
 func tapsOf(vpp *testVPP, owner string) []string {
 	var names []string
-	for _, iface := range vpp.sim.State().Interfaces {
+	for _, iface := range vpp.Sim.State().Interfaces {
 		if iface.Tap != nil && iface.Tag == owner {
 			names = append(names, iface.Tap.HostNamespace+" "+iface.Tap.HostIfName)
 		}
@@ -61,13 +62,13 @@ func TestRestartedForwarderRebuildsRequestedConnectionsAndReleasesTheRest(t *tes
 	ctxA, cancelA := context.WithCancel(context.Background())
 	t.Cleanup(cancelA)
 	node := vppsimtest.NewNetns(t, netnsPrefix)
-	vpp := startTestVPP(t, node)
+	vpp := startTestVPP(t, vpptest.Sim, node)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	kept, dropped := newRestartPeers(ctx, t), newRestartPeers(ctx, t)
 
 	// Run A: both connections up, the first one carrying traffic.
-	vppConnA := vppsimtest.Dial(t, vpp.sim)
+	vppConnA := vpp.Dial(t)
 	forwarderA := newForwarder(ctxA, t, vpp, vppConnA, kernelif.Tap)
 	keptRequest := kernelRequest("conn-kept", kept.nsc.Path(), "nsc-1", payload.IP)
 	keptConn, err := kept.request(t, forwarderA, keptRequest.Clone())
@@ -87,7 +88,7 @@ func TestRestartedForwarderRebuildsRequestedConnectionsAndReleasesTheRest(t *tes
 	// Run B starts from what VPP holds. The scan reads the forwarder's namespace for veth ends
 	// too; the node namespace stands for it, so that veths other tests leave in the test
 	// process's namespace are never taken for leftovers (tap kind leaves none anywhere).
-	vppConnB := vppsimtest.Dial(t, vpp.sim)
+	vppConnB := vpp.Dial(t)
 	var leftovers *restore.Leftovers
 	node.MustDo(t, func() error {
 		leftovers, err = restore.Scan(ctx, vppConnB)
@@ -143,11 +144,13 @@ func forwarderEnds(t *testing.T, firstID string) int {
 	return count
 }
 
-// afPacketsOf counts the simulator's af_packet interfaces tagged with owner.
-func afPacketsOf(vpp *testVPP, owner string) int {
+// afPacketsOf counts VPP's af_packet interfaces tagged with owner.
+func afPacketsOf(t *testing.T, vpp *testVPP, owner string) int {
+	t.Helper()
+	hosts := vpp.AfPacketHosts(t)
 	count := 0
-	for _, iface := range vpp.sim.State().Interfaces {
-		if iface.AfPacket != nil && iface.Tag == owner {
+	for _, iface := range vpp.Interfaces(t) {
+		if _, afPacket := hosts[iface.SwIfIndex]; afPacket && iface.Tag == owner {
 			count++
 		}
 	}
@@ -159,14 +162,18 @@ func afPacketsOf(vpp *testVPP, owner string) int {
 // both for a connection requested again. The scan runs in the test process's namespace, which
 // other tests share, so only named connections are released here, never everything unclaimed.
 func TestRestartedForwarderRebuildsAVethConnection(t *testing.T) {
+	vpptest.Each(t, testRestartedForwarderRebuildsAVethConnection)
+}
+
+func testRestartedForwarderRebuildsAVethConnection(t *testing.T, backend vpptest.Backend) {
 	ctxA, cancelA := context.WithCancel(context.Background())
 	t.Cleanup(cancelA)
-	vpp := startTestVPP(t, nil)
+	vpp := startTestVPP(t, backend, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	kept, dropped := newRestartPeers(ctx, t), newRestartPeers(ctx, t)
 
-	vppConnA := vppsimtest.Dial(t, vpp.sim)
+	vppConnA := vpp.Dial(t)
 	forwarderA := newForwarder(ctxA, t, vpp, vppConnA, kernelif.Veth)
 	keptRequest := kernelRequest("conn-kept-veth", kept.nsc.Path(), "nsc-1", payload.IP)
 	keptConn, err := kept.request(t, forwarderA, keptRequest.Clone())
@@ -175,12 +182,12 @@ func TestRestartedForwarderRebuildsAVethConnection(t *testing.T) {
 	require.NoError(t, err)
 	keptOwner := keptConn.GetPath().GetPathSegments()[1].GetId()
 	droppedIDs := []string{droppedConn.GetPath().GetPathSegments()[0].GetId(), droppedConn.GetPath().GetPathSegments()[1].GetId()}
-	require.Equal(t, 2, afPacketsOf(vpp, keptOwner))
+	require.Equal(t, 2, afPacketsOf(t, vpp, keptOwner))
 	require.Equal(t, 2, forwarderEnds(t, "conn-kept-veth"))
 
 	vppConnA.Disconnect()
 
-	vppConnB := vppsimtest.Dial(t, vpp.sim)
+	vppConnB := vpp.Dial(t)
 	leftovers, err := restore.Scan(ctx, vppConnB)
 	require.NoError(t, err)
 	owners := leftovers.Owners()
@@ -192,14 +199,14 @@ func TestRestartedForwarderRebuildsAVethConnection(t *testing.T) {
 	keptRequest.Connection = keptConn.Clone()
 	keptConn, err = kept.request(t, forwarderB, keptRequest)
 	require.NoError(t, err, "re-Request through the restarted forwarder")
-	require.Equal(t, 2, afPacketsOf(vpp, keptOwner), "exactly one af_packet per side, the old ones released")
+	require.Equal(t, 2, afPacketsOf(t, vpp, keptOwner), "exactly one af_packet per side, the old ones released")
 	require.Equal(t, 2, forwarderEnds(t, "conn-kept-veth"), "exactly one veth pair per side, the old ones released")
 	require.Equal(t, []string{"lo", "nsc-1"}, linkNamesIn(t, kept.nsc.Path()))
 	require.Equal(t, []string{"lo", "nse-1"}, linkNamesIn(t, kept.nse.Path()))
 
 	leftovers.ReleaseOwned(ctx, droppedIDs...)
 
-	require.Zero(t, afPacketsOf(vpp, droppedIDs[1]), "the unclaimed connection's VPP interfaces outlived its release")
+	require.Zero(t, afPacketsOf(t, vpp, droppedIDs[1]), "the unclaimed connection's VPP interfaces outlived its release")
 	require.Zero(t, forwarderEnds(t, "conn-dropped-veth"), "the unclaimed connection's veth pairs outlived their release")
 	require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nsc.Path()))
 	require.Equal(t, []string{"lo"}, linkNamesIn(t, dropped.nse.Path()))

@@ -111,7 +111,7 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 			}),
 			afxdppinhole.NewServer(),
 			pinhole.NewServer(vppConn, pinhole.WithSharedMutex(pinholeMutex)),
-			connect.NewServer(newOnwardClient(ctx, vppConn, tunnelIP, o, ikev2KeyFile, pinholeMutex)),
+			connect.NewServer(newOnwardClient(ctx, vppConn, tunnelIP, o, ikev2KeyFile, pinholeMutex, nseClient)),
 		),
 	), nil
 }
@@ -132,8 +132,11 @@ func validate(vppConn api.Connection, tunnelIP net.IP, o *options) error {
 
 // newOnwardClient builds the client half of the cross-connect: the mechanism toward the next hop.
 // It never refreshes by itself: the incoming Request's refresh drives it. Its dials carry the
-// monitorretry interceptor because sdk's monitor server relays next-hop events through them.
-func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.IP, o *options, ikev2KeyFile string, pinholeMutex *sync.Mutex) networkservice.NetworkServiceClient {
+// monitorretry interceptor because sdk's monitor server relays next-hop events through them: a
+// broken stream gets one re-open bounded by the dial timeout, and the registry says meanwhile
+// whether the connection's endpoint is still there.
+func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.IP, o *options, ikev2KeyFile string, pinholeMutex *sync.Mutex,
+	registryNSE registryapi.NetworkServiceEndpointRegistryClient) networkservice.NetworkServiceClient {
 	elements := []networkservice.NetworkServiceClient{
 		cleanup.NewClient(ctx, o.cleanupOptions...),
 		mechanismtranslation.NewClient(),
@@ -159,7 +162,10 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 	return client.NewClient(ctx,
 		client.WithoutRefresh(),
 		client.WithName(o.name),
-		client.WithDialOptions(slices.Concat(o.dialOptions, []grpc.DialOption{monitorretry.DialOption(o.monitorRetryOptions...)})...),
+		client.WithDialOptions(slices.Concat(o.dialOptions, []grpc.DialOption{monitorretry.DialOption(slices.Concat([]monitorretry.Option{
+			monitorretry.WithReopenTimeout(o.dialTimeout),
+			monitorretry.WithEndpointLookup(endpointLookup(registryNSE)),
+		}, o.monitorRetryOptions)...)})...),
 		client.WithDialTimeout(o.dialTimeout),
 		client.WithAdditionalFunctionality(elements...),
 	)

@@ -21,6 +21,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 // endpointNode is the forwarder on the endpoint's node as the client's forwarder reaches it: over
@@ -50,29 +51,62 @@ func (n *endpointNode) serve(t *testing.T) *url.URL {
 	return &url.URL{Scheme: "tcp", Host: listener.Addr().String()}
 }
 
+// twoNodes are two nodes, each with its VPP of one backend, joined by their uplinks: node A holds
+// tunnelIP, node B remoteIP. On real VPP both VPPs share the test process's namespace (the
+// veth mechanism needs it, see startTestVPP) and each takes one end of a veth pair there; on the
+// simulator each has a node namespace and the forwarders give clients taps.
+type twoNodes struct {
+	kind       kernelif.Kind
+	vppA, vppB *testVPP
+}
+
+func startTwoNodes(t *testing.T, backend vpptest.Backend) *twoNodes {
+	t.Helper()
+	n := &twoNodes{kind: kindOn(backend)}
+	if n.kind == kernelif.Veth {
+		uplinkA, uplinkB := ownNamespaceVethPair(t)
+		n.vppA = startTestVPPOn(t, backend, nil, uplinkA, tunnelIP)
+		n.vppB = startTestVPPOn(t, backend, nil, uplinkB, remoteIP)
+		return n
+	}
+	nodeA, nodeB := vppsimtest.NewNetns(t, netnsPrefix), vppsimtest.NewNetns(t, netnsPrefix)
+	vppsimtest.Veth(t, nodeA, uplinkHostName, prefixOf(tunnelIP), nodeB, uplinkHostName, prefixOf(remoteIP))
+	n.vppA = startTestVPPOn(t, backend, nodeA, uplinkHostName, tunnelIP)
+	n.vppB = startTestVPPOn(t, backend, nodeB, uplinkHostName, remoteIP)
+	return n
+}
+
+// serveEndpointNode runs node B's forwarder, onward to a kernel endpoint in nse, and returns its
+// URL: what node A's forwarder reaches through nsmgr.
+func (n *twoNodes) serveEndpointNode(ctx context.Context, t *testing.T, nse *vppsimtest.Netns) *url.URL {
+	t.Helper()
+	return (&endpointNode{
+		forwarder: newForwarder(ctx, t, n.vppB, n.vppB, n.kind),
+		nseURL:    kernelNextHop(nse.Path(), "nse-1").serve(ctx, t),
+	}).serve(t)
+}
+
 // Two nodes, each with its VPP and forwarder: the client's forwarder reaches the endpoint's over
 // vxlan between the nodes' uplinks, and a ping crosses both VPPs and the tunnel between them.
 func TestVxlanBetweenTwoNodesCarriesTraffic(t *testing.T) {
-	nodeA, nodeB := vppsimtest.NewNetns(t, netnsPrefix), vppsimtest.NewNetns(t, netnsPrefix)
-	vppsimtest.Veth(t, nodeA, uplinkHostName, prefixOf(tunnelIP), nodeB, uplinkHostName, prefixOf(remoteIP))
-	vppA := startTestVPPOn(t, nodeA, uplinkHostName, tunnelIP)
-	vppB := startTestVPPOn(t, nodeB, uplinkHostName, remoteIP)
+	vpptest.Each(t, testVxlanBetweenTwoNodesCarriesTraffic)
+}
+
+func testVxlanBetweenTwoNodesCarriesTraffic(t *testing.T, backend vpptest.Backend) {
+	nodes := startTwoNodes(t, backend)
 	nsc, nse := vppsimtest.NewNetns(t, netnsPrefix), vppsimtest.NewNetns(t, netnsPrefix)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
-	nodeBURL := (&endpointNode{
-		forwarder: newForwarder(ctx, t, vppB, vppB, kernelif.Tap),
-		nseURL:    kernelNextHop(nse.Path(), "nse-1").serve(ctx, t),
-	}).serve(t)
-	forwarderA := newForwarder(ctx, t, vppA, vppA, kernelif.Tap, xconnect.WithMechanismPriority([]string{vxlanmech.MECHANISM}))
+	nodeBURL := nodes.serveEndpointNode(ctx, t, nse)
+	forwarderA := newForwarder(ctx, t, nodes.vppA, nodes.vppA, nodes.kind, xconnect.WithMechanismPriority([]string{vxlanmech.MECHANISM}))
 	requestCtx, cancelRequest := context.WithTimeout(clienturlctx.WithClientURL(ctx, nodeBURL), 20*time.Second)
 	defer cancelRequest()
 
 	conn, err := forwarderA.Request(requestCtx, kernelRequest("conn-two-nodes", nsc.Path(), "nsc-1", payload.Ethernet))
 	require.NoError(t, err)
 
-	tunnelsA, tunnelsB := sentOfType[*vxlanapi.VxlanAddDelTunnelV3](vppA), sentOfType[*vxlanapi.VxlanAddDelTunnelV3](vppB)
+	tunnelsA, tunnelsB := sentOfType[*vxlanapi.VxlanAddDelTunnelV3](nodes.vppA), sentOfType[*vxlanapi.VxlanAddDelTunnelV3](nodes.vppB)
 	require.Len(t, tunnelsA, 1)
 	require.Len(t, tunnelsB, 1)
 	require.Equal(t, tunnelsA[0].Vni, tunnelsB[0].Vni, "both ends of the tunnel must agree on the VNI")
@@ -83,8 +117,8 @@ func TestVxlanBetweenTwoNodesCarriesTraffic(t *testing.T) {
 	require.NoError(t, err)
 
 	require.Error(t, vppsimtest.Ping(nsc, nscIP, nseIP, time.Second), "the data path outlived Close")
-	vppA.requireOnlyUplink(t)
-	vppB.requireOnlyUplink(t)
+	nodes.vppA.requireOnlyUplink(t)
+	nodes.vppB.requireOnlyUplink(t)
 	require.Equal(t, []string{"lo"}, linkNamesIn(t, nsc.Path()), "links left in the client namespace")
 	require.Equal(t, []string{"lo"}, linkNamesIn(t, nse.Path()), "links left in the endpoint namespace")
 }

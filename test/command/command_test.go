@@ -125,6 +125,38 @@ func TestConfigurationDocumentListsEveryVariable(t *testing.T) {
 	}
 }
 
+// The release build stamps the version (make image: -ldflags "-X main.version=..."); -version
+// prints it, so an image can be asked what it is.
+func TestVersionPrintsTheStampedVersion(t *testing.T) {
+	cmd := command(t)
+	cmd.Args = append(cmd.Args, "-version")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	require.Equal(t, "dev\n", string(out), "an unstamped build says so")
+
+	stamped := filepath.Join(t.TempDir(), "forwarder-vpp")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=v9.8.7-test", "-o", stamped, "../..")
+	buildOut, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", buildOut)
+	out, err = exec.Command(stamped, "-version").Output()
+	require.NoError(t, err)
+	require.Equal(t, "v9.8.7-test\n", string(out))
+}
+
+// -liveness is the DaemonSet's liveness probe: it exits non-zero, saying why, when nothing
+// serves on the URL (internal/liveness tests what counts as serving).
+func TestLivenessFlagFailsWithoutAServer(t *testing.T) {
+	cmd := command(t)
+	socket := filepath.Join(t.TempDir(), "listen.on.sock")
+	cmd.Args = append(cmd.Args, "-liveness=unix://"+socket)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.Error(t, cmd.Run())
+	require.Equal(t, 1, cmd.ProcessState.ExitCode())
+	require.Contains(t, stderr.String(), "not alive")
+	require.Contains(t, stderr.String(), socket)
+}
+
 // As the stock forwarder: SIGUSR1 turns TRACE on and SIGUSR2 restores the configured level, at run
 // time (and the signals' default action, which would end the process, is off).
 func TestSigusrSwitchesTheLogLevel(t *testing.T) {

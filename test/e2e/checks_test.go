@@ -221,34 +221,34 @@ func isPristine(s *topology.State) bool {
 	return true
 }
 
-// requireSimulatorClean waits until node's simulator has exactly the
-// interfaces it had before any connection.
-func requireSimulatorClean(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node) {
+// requireVPPClean waits until node's VPP has exactly the interfaces it had
+// before any connection.
+func requireVPPClean(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node) {
 	t.Helper()
-	var now []domain.SimInterface
+	var now []domain.VPPInterface
 	var err error
 	waitFor(t, 200*time.Millisecond, func() bool {
-		now, err = d.SimulatorInterfaces(ctx, node)
+		now, err = d.VPPInterfaces(ctx, node)
 		return err == nil && sameInterfaces(now, node.IdleInterfaces)
 	}, func() string {
-		return fmt.Sprintf("%s: simulator interfaces after Close %v (error %v), before any connection %v", node.Name, now, err, node.IdleInterfaces)
+		return fmt.Sprintf("%s: %s interfaces after Close %v (error %v), before any connection %v", node.Name, d.VPPName(), now, err, node.IdleInterfaces)
 	})
 }
 
-// requireSimulatorHolds requires node's simulator to have an interface of kind.
-func requireSimulatorHolds(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node, kind string) {
+// requireVPPHolds requires node's VPP to have an interface of kind.
+func requireVPPHolds(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node, kind string) {
 	t.Helper()
-	interfaces, err := d.SimulatorInterfaces(ctx, node)
+	interfaces, err := d.VPPInterfaces(ctx, node)
 	require.NoError(t, err)
 	for _, i := range interfaces {
 		if i.Kind == kind {
 			return
 		}
 	}
-	t.Fatalf("%s: no %s interface in the simulator: %v", node.Name, kind, interfaces)
+	t.Fatalf("%s: no %s interface in %s: %v", node.Name, kind, d.VPPName(), interfaces)
 }
 
-func sameInterfaces(a, b []domain.SimInterface) bool {
+func sameInterfaces(a, b []domain.VPPInterface) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -28,14 +28,13 @@ func TestIdleCutMonitorStreamsAcrossNodes(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	sc := scenario{tag: "idle", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true, idleCut: idleCut}
+	sc := scenario{tag: "idle", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true, idleCut: idleCut, report: "idle monitor streams cut, two nodes"}
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()
 	d := startDomain(ctx, t, sc)
-	rep := reportScenario(t, d, "idle monitor streams cut, two nodes")
+	rep := reportOf(t)
 	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR)
 	require.NoError(t, err)
-	rep.step("connect")
 	client := connectClient(ctx, t, d, sc)
 	rep.step("connected: kernel state, ping")
 	requireConnected(ctx, t, d, sc, client, nse)

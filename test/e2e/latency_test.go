@@ -19,11 +19,11 @@ func TestSequentialClientsFirstRequest(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	sc := scenario{tag: "lat", kernelType: "tap", linkType: "tuntap", nodes: 1}
+	sc := scenario{tag: "lat", kernelType: "tap", linkType: "tuntap", nodes: 1, report: fmt.Sprintf("%d clients one after another", latencyClients)}
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
 	defer cancel()
 	d := startDomain(ctx, t, sc)
-	rep := reportScenario(t, d, fmt.Sprintf("%d clients one after another", latencyClients))
+	rep := reportOf(t)
 	nse, err := d.StartEndpoint(ctx, d.Nodes[0], "nse", service, endpointCIDR)
 	require.NoError(t, err)
 	for i := range latencyClients {

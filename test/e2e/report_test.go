@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,14 +22,30 @@ type report struct {
 	result compare.Result
 }
 
-// reportScenario starts the report of the scenario running on d. Call it right after
-// startDomain: its clean-up then runs before the domain's tear-down, while the leftovers can
-// still be seen.
-func reportScenario(t *testing.T, d *domain.Domain, scenario string) *report {
-	r := &report{result: compare.Result{Scenario: scenario, Forwarder: d.Forwarder().Name, FailedAt: "start", Heals: -1}}
+// reports holds the report of every running test whose scenario names one (scenario.report).
+var reports sync.Map // *testing.T → *report
+
+// reportOf is t's report, or one that records nothing when t's scenario names none.
+func reportOf(t *testing.T) *report {
+	if r, ok := reports.Load(t); ok {
+		return r.(*report)
+	}
+	return &report{}
+}
+
+// reportScenario starts the report of the scenario running on d; startDomain calls it right
+// after the domain is up, so that its clean-up runs before the domain's tear-down, while the
+// leftovers can still be seen. A run on real VPP is its own row.
+func reportScenario(t *testing.T, d *domain.Domain, scenario string) {
+	if d.RealVPP() {
+		scenario += ", real VPP"
+	}
+	r := &report{result: compare.Result{Scenario: scenario, Forwarder: d.Forwarder().Name, FailedAt: "connect", Heals: -1}}
+	reports.Store(t, r)
+	t.Cleanup(func() { reports.Delete(t) })
 	path := os.Getenv(compare.ResultsVariable)
 	if path == "" {
-		return r
+		return
 	}
 	t.Cleanup(func() {
 		r.result.Passed = !t.Failed()
@@ -53,7 +70,6 @@ func reportScenario(t *testing.T, d *domain.Domain, scenario string) *report {
 			t.Errorf("recording the result in %s: %v", path, err)
 		}
 	})
-	return r
 }
 
 // step names what the scenario checks next; a failure is reported at the last step named.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
 )
 
 const (
@@ -26,15 +27,18 @@ const (
 )
 
 // Kernel to kernel on one node, the forwarder wiring both pods with taps
-// that the simulator owns.
+// that VPP owns. Simulator only: VPP's taps need /dev/vhost-net, which these
+// machines lack (tap_create_v3 answers -11).
 func TestLocalKernelToKernelOverTap(t *testing.T) {
 	runScenario(t, scenario{tag: "tap", kernelType: "tap", linkType: "tuntap", nodes: 1, clientNode: 0, endpointNode: 0})
 }
 
-// Kernel to kernel on one node over veth pairs whose node-side ends the
-// simulator drives as af-packet interfaces.
+// Kernel to kernel on one node over veth pairs whose node-side ends VPP
+// drives as af-packet interfaces; on the simulator and on real VPP.
 func TestLocalKernelToKernelOverVeth(t *testing.T) {
-	runScenario(t, scenario{tag: "veth", kernelType: "veth", linkType: "veth", nodes: 1, clientNode: 0, endpointNode: 0})
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		runScenario(t, scenario{tag: "veth", kernelType: "veth", linkType: "veth", nodes: 1, clientNode: 0, endpointNode: 0, realVPP: realVPP})
+	})
 }
 
 // The tap scenario on the stock-equivalent forwarder (test/stockforwarder),
@@ -50,9 +54,24 @@ func TestStockEquivalentOverTap(t *testing.T) {
 }
 
 // Client on node1, endpoint on node2: kernel, then VXLAN between the nodes'
-// tunnel IPs, then kernel.
+// tunnel IPs, then kernel; on the simulator and on real VPP.
 func TestRemoteKernelVxlanKernel(t *testing.T) {
-	runScenario(t, scenario{tag: "vxlan", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true})
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		runScenario(t, scenario{tag: "vxlan", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true, realVPP: realVPP})
+	})
+}
+
+// onEachVPP runs a scenario as the subtest vppsim, on the simulator, and as
+// the subtest vpp, on real VPP (test/realvpp): realVPP is then its binary.
+// Without a real VPP the second subtest skips, saying where it looked.
+func onEachVPP(t *testing.T, run func(t *testing.T, realVPP string)) {
+	t.Run("vppsim", func(t *testing.T) { run(t, "") })
+	t.Run("vpp", func(t *testing.T) {
+		if skipReason != "" {
+			t.Skip(skipReason)
+		}
+		run(t, realvpp.Require(t))
+	})
 }
 
 type scenario struct {
@@ -76,6 +95,14 @@ type scenario struct {
 	idleCut time.Duration
 	// forwarder, when set, runs instead of the suite's (E2E_FORWARDER).
 	forwarder *domain.Forwarder
+	// report is the row `make compare` records this scenario's runs under (reportOf); empty
+	// records nothing.
+	report string
+	// realVPP is the vpp binary every node runs; empty runs the simulator.
+	realVPP string
+	// ownVPP makes each forwarder start realVPP itself (its own-VPP mode) instead of using an
+	// external one.
+	ownVPP bool
 }
 
 func runScenario(t *testing.T, sc scenario) {
@@ -138,7 +165,7 @@ func requireConnected(ctx context.Context, t *testing.T, d *domain.Domain, sc sc
 
 	if sc.overVxlan {
 		for _, node := range d.Nodes {
-			requireSimulatorHolds(ctx, t, d, node, "vxlan")
+			requireVPPHolds(ctx, t, d, node, "vxlan")
 		}
 	}
 	for _, dst := range ipContext.GetDstIpAddrs() {
@@ -151,7 +178,7 @@ func requireConnected(ctx context.Context, t *testing.T, d *domain.Domain, sc sc
 }
 
 // requireCloseLeavesNothing closes the client and requires every pod, node
-// and simulator to be as before the first connection, then stops the
+// and VPP to be as before the first connection, then stops the
 // endpoint and requires it to be gone from the registry.
 func requireCloseLeavesNothing(ctx context.Context, t *testing.T, d *domain.Domain, client *domain.Client, nse *domain.Endpoint) {
 	t.Helper()
@@ -168,13 +195,13 @@ func requireIdleThenStopEndpoint(ctx context.Context, t *testing.T, d *domain.Do
 }
 
 // requireIdle requires both pods to be fresh namespaces again and every
-// simulator and node namespace to be as before the first connection.
+// node's VPP and namespace to be as before the first connection.
 func requireIdle(ctx context.Context, t *testing.T, d *domain.Domain, client *domain.Client, nse *domain.Endpoint) {
 	t.Helper()
 	requireEventuallyEmpty(t, "client pod", client.Pod.Netns)
 	requireEventuallyEmpty(t, "endpoint pod", nse.Pod.Netns)
 	for _, node := range d.Nodes {
-		requireSimulatorClean(ctx, t, d, node)
+		requireVPPClean(ctx, t, d, node)
 		requireNodeKernelClean(t, node)
 	}
 }
@@ -208,6 +235,8 @@ func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain 
 		MaxTokenLifetime:     sc.tokenLifetime,
 		ClientRequestTimeout: sc.requestTimeout,
 		IdleCut:              sc.idleCut,
+		RealVPP:              sc.realVPP,
+		ForwarderStartsVPP:   sc.ownVPP,
 		// Empty means the forwarder's own default (INFO).
 		ForwarderLogLevel: os.Getenv("E2E_FORWARDER_LOG_LEVEL"),
 	})
@@ -228,6 +257,10 @@ func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain 
 			t.Logf("logs kept in %s (E2E_KEEP_WORKDIR)", workDir)
 		}
 	})
+	if sc.report != "" {
+		// After the tear-down's clean-up, so that it runs before it.
+		reportScenario(t, d, sc.report)
+	}
 	return d
 }
 

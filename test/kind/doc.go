@@ -1,10 +1,11 @@
 // Package kind holds the shipping checks of forwarder-vpp.
 //
-// Two kinds of tests live here. Static ones run everywhere: they parse the Dockerfile and the
-// Kubernetes manifests under deployments/ and test/kind/testdata/ and check what a wrong edit would
-// silently break (the build stage compiles the module root, the entrypoint is the forwarder, the
-// DaemonSet keeps the stock name and selector, every environment variable is one the forwarder reads).
-// The end-to-end test needs Docker and kind: it builds the image, creates a kind cluster, installs
-// SPIRE and NSM basic with this forwarder and runs the kernel2kernel, kernel2vxlan2kernel and
-// policy-route scenarios. Without Docker or kind it skips and says which one is missing.
+// Static ones run everywhere (make test): they parse the Dockerfile, the Makefile's release
+// targets and the Kubernetes manifests under deployments/ and test/kind/testdata/, and compare
+// the manifests with the stock v1.18 install (read from a reference copy, STOCK_REFERENCE_DIR;
+// those comparisons skip without it), rendering both install paths with kubectl's kustomize.
+// The end-to-end test needs Docker and kind and runs with make kind-e2e: it builds the image,
+// creates a kind cluster, installs SPIRE, then NSM by the image-only path and by the full overlay
+// in turn, and runs the kernel2kernel, kernel2vxlan2kernel and policy-route scenarios on each.
+// Elsewhere it skips and says why.
 package kind

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
 )
 
 const (
@@ -246,17 +248,9 @@ func TestDockerfileTestTargetRunsGoTest(t *testing.T) {
 }
 
 func TestDockerignoreKeepsTheModule(t *testing.T) {
-	text, err := os.ReadFile(filepath.Join(repoRoot(t), ".dockerignore"))
-	require.NoError(t, err)
-	for _, line := range strings.Split(string(text), "\n") {
-		pattern := strings.TrimSuffix(strings.TrimSpace(line), "/")
-		if pattern == "" || strings.HasPrefix(pattern, "#") {
-			continue
-		}
-		for _, needed := range []string{"go.mod", "go.sum", "main.go", "internal", "Dockerfile"} {
-			matched, err := filepath.Match(pattern, needed)
-			require.NoError(t, err, "bad .dockerignore pattern %q", pattern)
-			require.False(t, matched, ".dockerignore pattern %q drops %s from the build context", pattern, needed)
+	for _, pattern := range dockerignorePatterns(t) {
+		for _, needed := range []string{"go.mod", "go.sum", "main.go", "internal/config/config.go", "internal/vppinit/xdp/afxdp.c", "scripts/build-xdp.sh", "Dockerfile"} {
+			require.False(t, dockerignoreMatches(t, pattern, needed), ".dockerignore pattern %q drops %s from the build context", pattern, needed)
 		}
 	}
 }
@@ -275,4 +269,120 @@ func TestParseDockerfileRejectsWhatItCannotRead(t *testing.T) {
 	require.Equal(t, "img:1", df.stages[0].base)
 	require.Equal(t, "a  b", df.stages[0].instructions[0].args)
 	require.Equal(t, "img:1", df.imageOf(&df.stages[1]))
+}
+
+// TestDockerfileShipsTheXDPProgram: the runtime image carries the uplink's XDP program where
+// NSM_VPP_INIT=AF_XDP loads it by default, built by the script the tests build it with.
+func TestDockerfileShipsTheXDPProgram(t *testing.T) {
+	df := loadDockerfile(t)
+	runtime := &df.stages[len(df.stages)-1]
+	require.Equal(t, "/bin/afxdp.o", vppinit.DefaultXDPProgram)
+	builder := runtime.copiedFrom(vppinit.DefaultXDPProgram)
+	require.NotEmpty(t, builder, "the runtime image must contain %s", vppinit.DefaultXDPProgram)
+	build := df.stage(builder)
+	require.NotNil(t, build)
+	var compiles []string
+	for _, run := range build.all("RUN") {
+		if strings.Contains(run.args, "build-xdp.sh") {
+			compiles = append(compiles, run.args)
+		}
+	}
+	require.Equal(t, []string{"scripts/build-xdp.sh " + vppinit.DefaultXDPProgram}, compiles)
+	installsLibbpf := false
+	for _, run := range runtime.all("RUN") {
+		installsLibbpf = installsLibbpf || strings.Contains(run.args, "libbpf")
+	}
+	require.True(t, installsLibbpf, "VPP's af_xdp plugin needs libbpf in the runtime image, as in the stock one")
+}
+
+var dockerLabel = regexp.MustCompile(`([a-z0-9.]+)="([^"]*)"`)
+
+// TestDockerfileStampsTheVersion: the build argument VERSION reaches the binary (-version) and
+// the image's OCI labels, so a running image says which release it is.
+func TestDockerfileStampsTheVersion(t *testing.T) {
+	df := loadDockerfile(t)
+	runtime := &df.stages[len(df.stages)-1]
+	build := df.stage(runtime.copiedFrom(forwarderBinary))
+	require.NotNil(t, build)
+	requireStageArg(t, build, "VERSION")
+	compiled := false
+	for _, run := range build.all("RUN") {
+		if strings.Contains(run.args, "go build") {
+			require.Contains(t, run.args, `-ldflags "-X main.version=${VERSION}"`, "line %d", run.line)
+			compiled = true
+		}
+	}
+	require.True(t, compiled)
+
+	labels := map[string]string{}
+	for _, label := range runtime.all("LABEL") {
+		for _, match := range dockerLabel.FindAllStringSubmatch(label.args, -1) {
+			labels[match[1]] = match[2]
+		}
+	}
+	for _, arg := range []string{"VERSION", "REVISION", "CREATED"} {
+		requireStageArg(t, runtime, arg)
+	}
+	require.Equal(t, "${VERSION}", labels["org.opencontainers.image.version"])
+	require.Equal(t, "${REVISION}", labels["org.opencontainers.image.revision"])
+	require.Equal(t, "${CREATED}", labels["org.opencontainers.image.created"])
+	require.Equal(t, "Apache-2.0", labels["org.opencontainers.image.licenses"])
+	require.NotEmpty(t, labels["org.opencontainers.image.source"])
+}
+
+func requireStageArg(t *testing.T, stage *dockerStage, name string) {
+	t.Helper()
+	for _, arg := range stage.all("ARG") {
+		if declared, _, _ := strings.Cut(arg.args, "="); declared == name {
+			return
+		}
+	}
+	t.Fatalf("stage %s does not declare ARG %s", stage.name, name)
+}
+
+// TestDockerignoreKeepsBuildOutputOut: binaries, caches and history never reach the build
+// context, where they would bloat it, bust layers or end up in the image.
+func TestDockerignoreKeepsBuildOutputOut(t *testing.T) {
+	patterns := dockerignorePatterns(t)
+	for _, path := range []string{".git/HEAD", "bin/forwarder-vpp", ".cache/bin/spire-server", "forwarder-vpp", "test/kind/kind.test", "internal/vppinit/xdp/afxdp.o"} {
+		require.Truef(t, slices.ContainsFunc(patterns, func(pattern string) bool { return dockerignoreMatches(t, pattern, path) }),
+			".dockerignore lets %s into the build context", path)
+	}
+}
+
+func dockerignorePatterns(t *testing.T) []string {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join(repoRoot(t), ".dockerignore"))
+	require.NoError(t, err)
+	var patterns []string
+	for _, line := range strings.Split(string(text), "\n") {
+		pattern := strings.Trim(strings.TrimSpace(line), "/")
+		if pattern == "" || strings.HasPrefix(pattern, "#") {
+			continue
+		}
+		require.False(t, strings.HasPrefix(pattern, "!"), "exceptions are not modelled: %q", pattern)
+		patterns = append(patterns, pattern)
+	}
+	return patterns
+}
+
+// dockerignoreMatches applies one pattern as Docker does for what .dockerignore holds: a pattern
+// without a slash matching a file name anywhere only through a leading glob (*.o), and a
+// matching directory excluding everything under it.
+func dockerignoreMatches(t *testing.T, pattern, path string) bool {
+	t.Helper()
+	parts := strings.Split(path, "/")
+	for i := range parts {
+		prefix := strings.Join(parts[:i+1], "/")
+		matched, err := filepath.Match(pattern, prefix)
+		require.NoError(t, err, "bad .dockerignore pattern %q", pattern)
+		if matched {
+			return true
+		}
+	}
+	if strings.HasPrefix(pattern, "*") {
+		matched, _ := filepath.Match(pattern, parts[len(parts)-1])
+		return matched
+	}
+	return false
 }

@@ -17,8 +17,12 @@ import (
 )
 
 const (
-	// e2eBudget is what a cold run needs: image build, cluster, SPIRE, NSM and three scenarios.
-	e2eBudget = 45 * time.Minute
+	// e2eBudget is what a cold run needs: image build, cluster, SPIRE, then NSM installed by each
+	// install path in turn with every scenario on each. make kind-e2e gives it more (Makefile).
+	e2eBudget = 90 * time.Minute
+	// e2eSwitch is set by make kind-e2e: make test, whose timeout is made for the rest of the
+	// suite, leaves the kind suite out.
+	e2eSwitch = "KIND_E2E"
 	// imageEnv names a forwarder image already in the local Docker to test instead of building one.
 	imageEnv     = "FORWARDER_VPP_IMAGE"
 	builtImage   = "forwarder-vpp:kind-e2e"
@@ -28,16 +32,24 @@ const (
 	clientContainer = "nettools"
 )
 
-// TestKindE2E runs the scenarios of testdata/scenarios against NSM basic with this forwarder in a kind
-// cluster. Run it alone with a long timeout:
+// installPaths are the two ways docs/deploy.md installs the forwarder, in the order the test takes
+// them: the image-only drop-in first, then the full overlay applied over it, which is also the
+// upgrade from one to the other.
+var installPaths = []string{"image-only", "nsm-basic"}
+
+// TestKindE2E installs NSM with this forwarder in a kind cluster by each install path and runs the
+// scenarios of testdata/scenarios on each. make kind-e2e runs it:
 //
-//	go test -v -count=1 -timeout 60m -run TestKindE2E ./test/kind/
+//	KIND_E2E=1 go test -v -count=1 -timeout 120m -run TestKindE2E ./test/kind/
 func TestKindE2E(t *testing.T) {
+	if os.Getenv(e2eSwitch) == "" {
+		t.Skipf("the kind e2e suite runs with make kind-e2e (%s=1), with a timeout of its own", e2eSwitch)
+	}
 	if reason := e2eRequirements(); reason != "" {
 		t.Skipf("the kind e2e test needs Docker, kind, kubectl and git: %s", reason)
 	}
 	if deadline, ok := t.Deadline(); ok && time.Until(deadline) < e2eBudget {
-		t.Skipf("go test -timeout leaves %s; the kind e2e test needs %s: run it alone with -timeout 60m",
+		t.Skipf("go test -timeout leaves %s; the kind e2e test needs %s: run make kind-e2e",
 			time.Until(deadline).Round(time.Minute), e2eBudget)
 	}
 	ctx := t.Context()
@@ -48,10 +60,17 @@ func TestKindE2E(t *testing.T) {
 	require.NoError(t, err)
 
 	installSPIRE(c)
-	installNSM(c, image)
-	for i := range scenarios {
-		s := &scenarios[i]
-		t.Run(s.name, func(t *testing.T) { runScenario(c.forTest(t), s) })
+	for _, path := range installPaths {
+		if !t.Run(path, func(t *testing.T) {
+			scoped := c.forTest(t)
+			installNSM(scoped, path, image)
+			for i := range scenarios {
+				s := &scenarios[i]
+				t.Run(s.name, func(t *testing.T) { runScenario(scoped.forTest(t), s) })
+			}
+		}) {
+			return
+		}
 	}
 }
 
@@ -61,7 +80,7 @@ func forwarderImage(t *testing.T, ctx context.Context) string {
 		return image
 	}
 	t.Logf("building %s from %s", builtImage, repoRoot(t))
-	_, err := run(ctx, nil, "docker", "build", "-t", builtImage, repoRoot(t))
+	_, err := run(ctx, nil, "docker", "build", "--build-arg", "VERSION="+releaseVersion(t)+"-kind-e2e", "-t", builtImage, repoRoot(t))
 	require.NoError(t, err)
 	return builtImage
 }
@@ -82,14 +101,15 @@ func installSPIRE(c *cluster) {
 	c.mustKubectl("apply", "-f", stockRawURL+stockDeploymentsRef+"/examples/spire/base/clusterspiffeid-webhook-template.yaml")
 }
 
-// installNSM applies deployments/overlays/nsm-basic with the forwarder image swapped for the one under test.
-func installNSM(c *cluster, image string) {
+// installNSM applies deployments/overlays/<path> with the release image swapped for the one under
+// test, then waits for every NSM pod.
+func installNSM(c *cluster, path, image string) {
 	c.t.Helper()
 	// run trims the output; the newline restores the end of the last line so the image line matches anywhere.
-	rendered := []byte(c.mustKubectl("kustomize", deploymentsDir(c.t, "overlays", "nsm-basic")) + "\n")
-	baseImage := []byte("image: " + baseForwarderContainer(c.t).Image + "\n")
-	require.Equal(c.t, 1, bytes.Count(rendered, baseImage), "the rendered overlay must hold the forwarder image once")
-	c.apply(bytes.Replace(rendered, baseImage, []byte("image: "+image+"\n"), 1))
+	rendered := []byte(c.mustKubectl("kustomize", deploymentsDir(c.t, "overlays", path)) + "\n")
+	release := []byte("image: " + ourImage + ":" + releaseVersion(c.t) + "\n")
+	require.Equal(c.t, 1, bytes.Count(rendered, release), "the rendered %s overlay must hold the release image once", path)
+	c.apply(bytes.Replace(rendered, release, []byte("image: "+image+"\n"), 1))
 
 	c.mustKubectl("rollout", "status", "-n", nsmSystemNamespace, "daemonset/"+forwarderName, "--timeout=10m")
 	c.eventually(5*time.Minute, "every NSM pod ready", func() error {
@@ -125,13 +145,19 @@ func runScenario(c *cluster, s *scenario) {
 	c.requireMechanism(s)
 
 	if len(s.policies) > 0 {
-		tables := c.requirePolicyRoutes(s)
-		rules := c.mustKubectl("exec", "-n", ns, clientTarget, "-c", clientContainer, "--", "ip", "rule", "show")
-		c.restartForwarder(s.clientNode)
-		c.requireConnected(s)
-		require.Equal(c.t, tables, c.requirePolicyRoutes(s), "a forwarder restart must not move policies to other tables")
-		require.Equal(c.t, rules, c.mustKubectl("exec", "-n", ns, clientTarget, "-c", clientContainer, "--", "ip", "rule", "show"),
-			"a forwarder restart with intact kernel state must leave the rules as they were")
+		before := c.policyState(s)
+		for _, restart := range []struct {
+			what string
+			do   func(node string)
+		}{
+			{"the forwarder container restarts in its pod", c.restartForwarderContainer},
+			{"the forwarder pod is replaced", c.replaceForwarderPod},
+		} {
+			restart.do(s.clientNode)
+			c.requireConnected(s)
+			require.Equal(c.t, before, c.policyState(s),
+				"%s: with intact kernel state the policy rules, tables and routes stay as they were", restart.what)
+		}
 	}
 
 	// Closing the connection must remove what it created, on the endpoint side and in VPP.
@@ -240,7 +266,60 @@ func (c *cluster) requirePolicyRoutes(s *scenario) []int {
 	return tables
 }
 
-func (c *cluster) restartForwarder(node string) {
+// policyState is what the client's kernel holds for the scenario's policies: the table each
+// policy is routed by, the rules, and the routes of those tables.
+type policyState struct {
+	tables []int
+	rules  string
+	routes map[int]string
+}
+
+func (c *cluster) policyState(s *scenario) policyState {
+	c.t.Helper()
+	inClient := func(args ...string) string {
+		return c.mustKubectl(append([]string{"exec", "-n", s.namespace(), clientTarget, "-c", clientContainer, "--"}, args...)...)
+	}
+	state := policyState{tables: c.requirePolicyRoutes(s), rules: inClient("ip", "rule", "show"), routes: map[int]string{}}
+	for _, table := range state.tables {
+		state.routes[table] = inClient("ip", "route", "show", "table", strconv.Itoa(table))
+	}
+	return state
+}
+
+// restartForwarderContainer kills the forwarder's container, VPP with it, as a crash would: the
+// kubelet starts it again in the same pod (same name, so the same NSM_NAME).
+func (c *cluster) restartForwarderContainer(node string) {
+	c.t.Helper()
+	pod := c.forwarderOn(node)
+	uid := c.mustKubectl("get", "pod", "-n", nsmSystemNamespace, pod, "-o", "jsonpath={.metadata.uid}")
+	restarts := c.forwarderRestarts(pod)
+	containerID := c.mustKubectl("get", "pod", "-n", nsmSystemNamespace, pod, "-o", "jsonpath={.status.containerStatuses[0].containerID}")
+	_, id, ok := strings.Cut(containerID, "://")
+	require.True(c.t, ok, "container ID %q", containerID)
+	// A kind node is a Docker container; its CRI stops the forwarder's container at once.
+	_, err := run(c.ctx, nil, "docker", "exec", c.nodeNamed(node), "crictl", "stop", "--timeout", "0", id)
+	require.NoError(c.t, err)
+	c.eventually(5*time.Minute, "forwarder container restarted and ready on node "+node, func() error {
+		if now := c.forwarderRestarts(pod); now <= restarts {
+			return fmt.Errorf("restart count of %s still %d", pod, now)
+		}
+		_, err := c.kubectl("wait", "-n", nsmSystemNamespace, "--for=condition=ready", "pod/"+pod, "--timeout=30s")
+		return err
+	})
+	require.Equal(c.t, uid, c.mustKubectl("get", "pod", "-n", nsmSystemNamespace, pod, "-o", "jsonpath={.metadata.uid}"),
+		"the pod must be the same one: only its container restarted")
+}
+
+func (c *cluster) forwarderRestarts(pod string) int {
+	c.t.Helper()
+	out := c.mustKubectl("get", "pod", "-n", nsmSystemNamespace, pod, "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
+	count, err := strconv.Atoi(out)
+	require.NoError(c.t, err, "restartCount %q", out)
+	return count
+}
+
+// replaceForwarderPod deletes the forwarder's pod; the DaemonSet creates a new one (a new name).
+func (c *cluster) replaceForwarderPod(node string) {
 	c.t.Helper()
 	old := c.forwarderOn(node)
 	c.mustKubectl("delete", "pod", "-n", nsmSystemNamespace, old, "--timeout=2m")

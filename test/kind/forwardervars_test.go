@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,4 +69,19 @@ func TestForwarderHelpListsManifestVariables(t *testing.T) {
 		}
 		require.Containsf(t, string(out), env.Name, "the DaemonSet sets %s but forwarder-vpp -h does not list it", env.Name)
 	}
+}
+
+// configDefaults is the forwarder's configuration with no NSM_* variable set: what a manifest
+// that does not set a variable gets.
+func configDefaults(t *testing.T) *config.Config {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "NSM_") {
+			t.Setenv(name, "")
+			require.NoError(t, os.Unsetenv(name))
+		}
+	}
+	cfg, err := config.Load()
+	require.NoError(t, err)
+	return cfg
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/liveness"
 )
 
 const (
@@ -78,7 +79,6 @@ func TestDaemonSetReplacesStockForwarder(t *testing.T) {
 		"without this label the stock ClusterSPIFFEID gives the forwarder no identity")
 
 	spec := ds.Spec.Template.Spec
-	require.False(t, spec.HostNetwork, "VPP takes the pod's eth0 as uplink; on the host network it would take the node's")
 	require.True(t, spec.HostPID, "the namespace monitor looks for client pods among the node's processes")
 	require.NotNil(t, spec.TerminationGracePeriodSeconds)
 	require.GreaterOrEqual(t, *spec.TerminationGracePeriodSeconds, 15, "SIGTERM closes live connections; give it time")
@@ -122,9 +122,8 @@ func TestDaemonSetEnvironmentIsWhatTheForwarderReads(t *testing.T) {
 		require.True(t, (env.Value == nil) != (env.ValueFrom == nil), "%s needs exactly one of value and valueFrom", env.Name)
 	}
 
-	// Each forwarder registers under its own name and tunnels from its own pod address.
+	// Each forwarder registers under its own name (the tunnel IP comes from the overlays).
 	requireFieldRef(t, forwarder, "NSM_NAME", "metadata.name")
-	requireFieldRef(t, forwarder, "NSM_TUNNEL_IP", "status.podIP")
 
 	for _, name := range []string{"NSM_CONNECT_TO", "NSM_LISTEN_ON", spiffeEndpointSocket} {
 		socket := unixSocketValue(t, forwarder, name)
@@ -181,6 +180,15 @@ func requireMountedPath(t *testing.T, c *container, name, path string) {
 	require.Failf(t, "socket outside every volume", "%s=%s is not under any volumeMount", name, path)
 }
 
+// TestDaemonSetRunsOnTheNodesNetwork: VPP takes the node's uplink and tunnels leave from a node
+// address, as with the stock forwarder; the pod's own network would give VPP the pod's eth0 and
+// a tunnel IP other nodes may not reach.
+func TestDaemonSetRunsOnTheNodesNetwork(t *testing.T) {
+	spec := baseForwarderDaemonSet(t).Spec.Template.Spec
+	require.True(t, spec.HostNetwork)
+	require.Equal(t, "ClusterFirstWithHostNet", spec.DNSPolicy, "on the host network, cluster DNS needs this policy")
+}
+
 func TestDaemonSetVolumes(t *testing.T) {
 	ds := baseForwarderDaemonSet(t)
 	spec := &ds.Spec.Template.Spec
@@ -190,46 +198,90 @@ func TestDaemonSetVolumes(t *testing.T) {
 	}
 	for _, v := range spec.Volumes {
 		require.NotNil(t, findMount(forwarder, v.Name), "volume %s is not mounted", v.Name)
+		// The stock SPIRE install (examples/spire/single_cluster) has no SPIFFE CSI driver: a CSI
+		// volume would keep every forwarder pod in ContainerCreating.
+		require.Nil(t, v.CSI, "volume %s: no CSI driver is part of the stock install", v.Name)
 	}
 
-	spire := findVolume(spec, "spire-agent-socket")
-	require.NotNil(t, spire)
-	require.NotNil(t, spire.CSI, "the SPIRE agent socket comes from the SPIFFE CSI driver, as in the stock install")
-	require.Equal(t, "csi.spiffe.io", spire.CSI.Driver)
-	require.True(t, findMount(forwarder, "spire-agent-socket").ReadOnly)
+	// The agent's socket directory on the node, where the stock spire-agent DaemonSet puts it.
+	spire := requireHostPath(t, spec, "spire-agent-socket", "/run/spire/sockets", "Directory")
+	require.True(t, findMount(forwarder, spire.Name).ReadOnly)
+	requireHostPath(t, spec, "nsm-socket", "/var/lib/networkservicemesh", "DirectoryOrCreate")
 
-	nsm := findVolume(spec, "nsm-socket")
-	require.NotNil(t, nsm)
-	require.NotNil(t, nsm.HostPath, "nsmgr's socket directory is shared through the node")
-	require.Equal(t, "/var/lib/networkservicemesh", nsm.HostPath.Path)
+	// An operator's VPP puts its API socket on the node; the forwarder looks for it at the
+	// default NSM_VPP_API_SOCKET, so the vpp volume must be mounted at that socket's directory.
+	vpp := requireHostPath(t, spec, "vpp", "/var/run/vpp", "DirectoryOrCreate")
+	defaults := configDefaults(t)
+	require.Equal(t, filepath.Dir(defaults.VppAPISocket), findMount(forwarder, vpp.Name).MountPath,
+		"NSM_VPP_API_SOCKET's default directory")
+
+	// The connection journal must outlive the container and the pod: NSM_STATE_DIR on the node.
+	stateDir := defaults.StateDir
+	if env := findEnv(forwarder, "NSM_STATE_DIR"); env != nil {
+		stateDir = *env.Value
+	}
+	require.NotEmpty(t, hostPathHolding(spec, forwarder, stateDir), "NSM_STATE_DIR=%s is not on a hostPath volume", stateDir)
 }
 
-func TestDaemonSetProbesAskTheForwarder(t *testing.T) {
+// requireHostPath requires the volume name to be the node's directory path of the given type.
+func requireHostPath(t *testing.T, spec *podSpec, name, path, kind string) *volume {
+	t.Helper()
+	v := findVolume(spec, name)
+	require.NotNil(t, v, "no volume %s", name)
+	require.NotNil(t, v.HostPath, "volume %s must be a hostPath", name)
+	require.Equal(t, path, v.HostPath.Path, "volume %s", name)
+	require.Equal(t, kind, v.HostPath.Type, "volume %s", name)
+	return v
+}
+
+// hostPathHolding returns the node directory that holds path inside the container, "" when path
+// is in the container's own filesystem (lost with the container).
+func hostPathHolding(spec *podSpec, c *container, path string) string {
+	best, node := "", ""
+	for _, m := range c.VolumeMounts {
+		v := findVolume(spec, m.Name)
+		mount := strings.TrimSuffix(m.MountPath, "/")
+		if v == nil || v.HostPath == nil || (path != mount && !strings.HasPrefix(path, mount+"/")) || len(mount) <= len(best) {
+			continue
+		}
+		best, node = mount, filepath.Join(v.HostPath.Path, strings.TrimPrefix(path, mount))
+	}
+	return node
+}
+
+// TestDaemonSetProbes: readiness and start-up ask the forwarder's NSM API as stock does (only a
+// forwarder with an SVID can serve). Liveness must not need the SPIRE agent: restarting the
+// forwarder cuts the node's data plane, and an agent outage is no reason for it.
+func TestDaemonSetProbes(t *testing.T) {
 	forwarder := baseForwarderContainer(t)
 	listenOn := findEnv(forwarder, "NSM_LISTEN_ON")
 	require.NotNil(t, listenOn)
 	df := loadDockerfile(t)
 	runtime := &df.stages[len(df.stages)-1]
 
-	probes := map[string]*probe{"startup": forwarder.StartupProbe, "readiness": forwarder.ReadinessProbe, "liveness": forwarder.LivenessProbe}
-	for kind, p := range probes {
+	for kind, p := range map[string]*probe{"startup": forwarder.StartupProbe, "readiness": forwarder.ReadinessProbe} {
 		require.NotNil(t, p, "%s probe", kind)
-		command := p.Exec.Command
-		require.NotEmpty(t, command, "%s probe", kind)
-		require.Equal(t, healthProbeBinary, command[0], "%s probe", kind)
-		require.NotEmpty(t, runtime.copiedFrom(command[0]), "%s probe runs %s, which the runtime image does not contain", kind, command[0])
-		require.Contains(t, command, "-spiffe", "%s probe: the forwarder only speaks mTLS", kind)
-		require.Contains(t, command, "-addr="+*listenOn.Value, "%s probe must ask the socket the forwarder listens on", kind)
-		require.Positive(t, p.TimeoutSeconds, "%s probe", kind)
+		require.Equal(t, []string{healthProbeBinary, "-spiffe", "-addr=" + *listenOn.Value}, p.Exec.Command, "%s probe", kind)
+		require.NotEmpty(t, runtime.copiedFrom(healthProbeBinary), "the runtime image must contain %s", healthProbeBinary)
 	}
-	// Liveness must be slower to give up than readiness: a busy forwarder is taken out of service
-	// before it is killed, and killing it drops every connection on the node.
-	require.Greater(t,
-		forwarder.LivenessProbe.PeriodSeconds*forwarder.LivenessProbe.FailureThreshold,
-		forwarder.ReadinessProbe.PeriodSeconds*forwarder.ReadinessProbe.FailureThreshold)
+	live := forwarder.LivenessProbe
+	require.NotNil(t, live)
+	require.Equal(t, []string{forwarderBinary, "-liveness=" + *listenOn.Value}, live.Exec.Command,
+		"the forwarder's own check of its server, which needs no SVID")
+	require.NotEmpty(t, runtime.copiedFrom(forwarderBinary))
+	require.Greater(t, time.Duration(live.timeout())*time.Second, liveness.DefaultTimeout,
+		"the probe's timeout leaves room for the check's own bound")
+	// Liveness gives up more slowly than readiness: a busy forwarder leaves service before it is
+	// killed, and killing it drops every connection on the node.
+	require.Greater(t, live.budget(), forwarder.ReadinessProbe.budget())
+	for kind, p := range map[string]*probe{"startup": forwarder.StartupProbe, "readiness": forwarder.ReadinessProbe, "liveness": live} {
+		require.Positive(t, p.PeriodSeconds, "%s probe", kind)
+		require.Positive(t, p.FailureThreshold, "%s probe", kind)
+	}
 }
 
-var stockResource = regexp.MustCompile(`^` + regexp.QuoteMeta(stockDeploymentsURL) + `(apps/[a-z0-9-]+)\?ref=(\S+)$`)
+// stockResource matches a deployments-k8s base pinned to a tag: its path and its ref.
+var stockResource = regexp.MustCompile(`^` + regexp.QuoteMeta(stockDeploymentsURL) + `((?:apps|examples)/[a-z0-9/_-]+)\?ref=(\S+)$`)
 
 func TestOverlayInstallsStockNSMWithOurForwarder(t *testing.T) {
 	dir := deploymentsDir(t, "overlays", "nsm-basic")

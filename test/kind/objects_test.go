@@ -62,6 +62,7 @@ type pod struct {
 
 type podSpec struct {
 	HostNetwork                   bool              `yaml:"hostNetwork"`
+	DNSPolicy                     string            `yaml:"dnsPolicy"`
 	HostPID                       bool              `yaml:"hostPID"`
 	TerminationGracePeriodSeconds *int              `yaml:"terminationGracePeriodSeconds"`
 	NodeSelector                  map[string]string `yaml:"nodeSelector"`
@@ -115,9 +116,21 @@ type probe struct {
 	Exec struct {
 		Command []string `yaml:"command"`
 	} `yaml:"exec"`
-	PeriodSeconds    int `yaml:"periodSeconds"`
-	TimeoutSeconds   int `yaml:"timeoutSeconds"`
-	FailureThreshold int `yaml:"failureThreshold"`
+	InitialDelaySeconds int `yaml:"initialDelaySeconds"`
+	PeriodSeconds       int `yaml:"periodSeconds"`
+	TimeoutSeconds      int `yaml:"timeoutSeconds"`
+	SuccessThreshold    int `yaml:"successThreshold"`
+	FailureThreshold    int `yaml:"failureThreshold"`
+}
+
+// budget is how long the probe lets a container fail before it acts, in seconds.
+func (p *probe) budget() int {
+	return p.InitialDelaySeconds + p.PeriodSeconds*p.FailureThreshold
+}
+
+// timeout is timeoutSeconds as Kubernetes applies it (1 when unset).
+func (p *probe) timeout() int {
+	return max(p.TimeoutSeconds, 1)
 }
 
 type volume struct {
@@ -143,8 +156,19 @@ type configMap struct {
 
 type kustomization struct {
 	typeMeta  `yaml:",inline"`
-	Namespace string   `yaml:"namespace"`
-	Resources []string `yaml:"resources"`
+	Namespace string      `yaml:"namespace"`
+	Resources []string    `yaml:"resources"`
+	Images    []imageEdit `yaml:"images"`
+	Patches   []struct {
+		Path string `yaml:"path"`
+	} `yaml:"patches"`
+}
+
+// imageEdit is one entry of a kustomization's images: it renames every container image called Name.
+type imageEdit struct {
+	Name    string `yaml:"name"`
+	NewName string `yaml:"newName"`
+	NewTag  string `yaml:"newTag"`
 }
 
 // document is one YAML document of a manifest file, kept raw until its kind is known.

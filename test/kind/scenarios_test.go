@@ -98,7 +98,8 @@ func TestScenarioManifestsMatchTheirChecks(t *testing.T) {
 		t.Skip("kubectl is not on PATH: cannot render the scenarios' kustomizations")
 	}
 	nodes := kindNodeLabels(t)
-	forwarder := baseForwarderContainer(t)
+	forwarderSpec := baseForwarderDaemonSet(t).Spec.Template.Spec
+	forwarder := &forwarderSpec.Containers[0]
 	for i := range scenarios {
 		s := &scenarios[i]
 		t.Run(s.name, func(t *testing.T) {
@@ -136,6 +137,8 @@ func TestScenarioManifestsMatchTheirChecks(t *testing.T) {
 			require.Equal(t, *findEnv(forwarder, spiffeEndpointSocket).Value, *findEnv(nse, spiffeEndpointSocket).Value)
 			require.Equal(t, *findEnv(forwarder, "NSM_CONNECT_TO").Value, *findEnv(nse, "NSM_CONNECT_TO").Value)
 			require.Equal(t, findMount(forwarder, "spire-agent-socket").MountPath, findMount(nse, "spire-agent-socket").MountPath)
+			require.Equal(t, *findVolume(&forwarderSpec, "spire-agent-socket"), *findVolume(&r.nse.Spec.Template.Spec, "spire-agent-socket"),
+				"the agent's socket from the node, as the forwarder (and every stock workload) gets it")
 			require.Equal(t, "true", r.nse.Spec.Template.Metadata.Labels["spiffe.io/spiffe-id"])
 
 			if s.name == "policy-route" {

@@ -37,7 +37,7 @@ func TestAfPacketXconnect(t *testing.T) {
 	setUp(ctx, t, conn, up)
 	created := sim.State().Interfaces[uint32(up)]
 	require.Equal(t, "host-eth-up", created.Name)
-	require.Equal(t, uint32(1500), created.MTU[0], "af_packet takes the host interface's MTU")
+	require.Equal(t, uint32(9000), created.MTU[0], "VPP's default MTU, whatever the host interface's (TestNewInterfacesAsVPPReportsThem)")
 
 	_, err = af_packet.NewServiceClient(conn).AfPacketCreateV3(ctx, &af_packet.AfPacketCreateV3{HostIfName: "no-such-if"})
 	requireAPIError(t, err, api.INVALID_INTERFACE)
@@ -103,5 +103,5 @@ func TestL3xcBetweenTuns(t *testing.T) {
 	require.NoError(t, err)
 	require.Error(t, vppsimtest.Ping(left, src, dst, 700*time.Millisecond))
 	_, err = l3xc.NewServiceClient(conn).L3xcDel(ctx, &l3xc.L3xcDel{SwIfIndex: tunR})
-	requireAPIError(t, err, api.NO_SUCH_ENTRY)
+	requireAPIError(t, err, api.INVALID_VALUE)
 }

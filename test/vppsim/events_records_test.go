@@ -106,7 +106,7 @@ func TestRecordedObjects(t *testing.T) {
 
 	ike := ikev2.NewServiceClient(conn)
 	_, err = ike.Ikev2ProfileSetUDPEncap(ctx, &ikev2.Ikev2ProfileSetUDPEncap{Name: "p1"})
-	requireAPIError(t, err, api.NO_SUCH_ENTRY)
+	requireAPIError(t, err, api.UNSPECIFIED)
 	_, err = ike.Ikev2ProfileAddDel(ctx, &ikev2.Ikev2ProfileAddDel{Name: "p1", IsAdd: true})
 	require.NoError(t, err)
 	_, err = ike.Ikev2ProfileSetUDPEncap(ctx, &ikev2.Ikev2ProfileSetUDPEncap{Name: "p1"})

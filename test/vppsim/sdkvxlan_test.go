@@ -67,9 +67,10 @@ func TestSdkVppVxlanAgainstSimulators(t *testing.T) {
 		server := chain.NewNetworkServiceServer(metadata.NewServer(), up.NewServer(ctx, conn), vxlan.NewServer(conn, tunnelIP))
 		c, err := server.Request(ctx, vxlanRequest("conn-vx", peer, 4242))
 		require.NoError(t, err)
-		// The MTU element found the uplink through nested dumps: its MTU less outer
-		// IPv4, UDP, VXLAN, inner Ethernet and a VLAN tag (20+8+8+14+4).
-		require.Equal(t, uint32(1500-54), c.GetContext().GetMTU())
+		// The MTU element found the uplink through nested dumps: its MTU (VPP's default for
+		// af_packet: this uplink init sets none) less outer IPv4, UDP, VXLAN, inner Ethernet
+		// and a VLAN tag (20+8+8+14+4).
+		require.Equal(t, uint32(9000-54), c.GetContext().GetMTU())
 	}
 	serve(connA, ipA, ipB)
 	serve(connB, ipB, ipA)

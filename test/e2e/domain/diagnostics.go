@@ -11,12 +11,12 @@ import (
 
 // Diagnostics renders what a person needs to understand a failed scenario:
 // the forwarders' (and other programs') log tails, the kernel state of every
-// namespace and each simulator's state.
+// namespace and each node's VPP.
 func (d *Domain) Diagnostics() string {
 	var b strings.Builder
 	b.WriteString("==== e2e diagnostics ====\n")
 	for _, n := range d.Nodes {
-		for _, p := range []*process.Process{n.Forwarder, n.Nsmgr, n.Simulator} {
+		for _, p := range []*process.Process{n.Forwarder, n.Nsmgr, n.VPP} {
 			writeTail(&b, p, logTailLength)
 		}
 	}
@@ -41,14 +41,14 @@ func (d *Domain) Diagnostics() string {
 		}
 	}
 	for _, n := range d.Nodes {
-		if n.Simulator == nil {
+		if n.VPP == nil {
 			continue
 		}
-		state, err := d.SimulatorState(context.Background(), n)
+		state, err := d.VPPState(context.Background(), n)
 		if err != nil {
-			state = err.Error()
+			state += err.Error()
 		}
-		fmt.Fprintf(&b, "---- simulator %s ----\n%s\n", n.Name, strings.TrimRight(state, "\n"))
+		fmt.Fprintf(&b, "---- %s of %s ----\n%s\n", d.VPPName(), n.Name, strings.TrimRight(state, "\n"))
 	}
 	return b.String()
 }

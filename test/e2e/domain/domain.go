@@ -13,6 +13,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/spire"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
 )
 
 // Config describes a domain to bring up.
@@ -53,24 +54,39 @@ type Config struct {
 	// URL) that resets connections idle for this long, as cloud load
 	// balancers and NATs do (field report 4).
 	IdleCut time.Duration
+	// RealVPP, when set, is the vpp binary every node runs (test/realvpp.Find), in the node's
+	// namespace with a start-up configuration, sockets and shared-memory prefix of its own;
+	// empty runs the simulator (Binaries.Simulator).
+	RealVPP string
+	// ForwarderStartsVPP runs no VPP beside the forwarders: each starts RealVPP itself, its
+	// own-VPP mode of the stock image (see ownvpp.go).
+	ForwarderStartsVPP bool
 }
 
 // Node is one node's running programs.
 type Node struct {
 	*topology.Node
-	Simulator, Forwarder, Nsmgr *process.Process
+	// VPP is the node's VPP: the simulator, or a real VPP when Config.RealVPP is set.
+	VPP, Forwarder, Nsmgr *process.Process
 	// IdleCut is the middlebox in front of the nsmgr (Config.IdleCut), or nil.
-	IdleCut                *process.Process
+	IdleCut *process.Process
+	// APISocket is VPP's API socket (the forwarder's NSM_VPP_API_SOCKET); VPP's stats socket
+	// is beside it. StateSocket is the simulator's state socket (simulator only).
 	APISocket, StateSocket string
-	NsmgrSocket            string
-	ForwarderName          string
+	// VPPLayout is a real VPP's runtime directory and shared-memory prefix; nil for the
+	// simulator.
+	VPPLayout     *realvpp.Layout
+	NsmgrSocket   string
+	ForwarderName string
 	// StateDir is the forwarder's NSM_STATE_DIR, kept across its restarts.
 	StateDir string
-	// IdleInterfaces and IdleKernel are the simulator's interfaces and the
-	// node namespace's kernel state once the forwarder is ready and before any
+	// IdleInterfaces and IdleKernel are VPP's interfaces and the node
+	// namespace's kernel state once the forwarder is ready and before any
 	// connection: what every Close must return to.
-	IdleInterfaces []SimInterface
+	IdleInterfaces []VPPInterface
 	IdleKernel     *topology.State
+	// ownVPPPid is the VPP the forwarder started (Config.ForwarderStartsVPP), last seen.
+	ownVPPPid int
 }
 
 // Domain is a running NSM domain.
@@ -113,6 +129,9 @@ func Start(ctx context.Context, cfg Config) (d *Domain, err error) {
 	if cfg.Nodes < 1 {
 		return nil, errors.New("a domain needs at least one node")
 	}
+	if cfg.ForwarderStartsVPP && cfg.RealVPP == "" {
+		return nil, errors.New("a forwarder that starts its own VPP needs Config.RealVPP")
+	}
 	if cfg.LogLevel == "" {
 		cfg.LogLevel = "INFO"
 	}
@@ -121,6 +140,9 @@ func Start(ctx context.Context, cfg Config) (d *Domain, err error) {
 	}
 	if cfg.Forwarder.Binary == "" {
 		cfg.Forwarder = cfg.Binaries.ForwarderVPP()
+	}
+	if cfg.ForwarderStartsVPP && !cfg.Forwarder.Ours {
+		return nil, fmt.Errorf("%s runs beside an external VPP only; ForwarderStartsVPP is this forwarder's own-VPP mode", cfg.Forwarder.Name)
 	}
 	d = &Domain{cfg: cfg}
 	defer func() {
@@ -166,7 +188,7 @@ func Start(ctx context.Context, cfg Config) (d *Domain, err error) {
 	for _, tn := range d.Topology.Nodes {
 		node := &Node{Node: tn}
 		d.Nodes = append(d.Nodes, node)
-		if err = d.step(tn.Name+": simulator, nsmgr, forwarder", func() error { return d.startNode(ctx, node) }); err != nil {
+		if err = d.step(tn.Name+": "+d.VPPName()+", nsmgr, forwarder", func() error { return d.startNode(ctx, node) }); err != nil {
 			return d, err
 		}
 	}
@@ -218,34 +240,21 @@ func (d *Domain) startNode(ctx context.Context, node *Node) error {
 	node.NsmgrSocket = filepath.Join(dir, "nsmgr.sock")
 	node.ForwarderName = "forwarder-" + node.Name
 	node.StateDir = filepath.Join(dir, "forwarder-state")
-	for _, start := range []func(context.Context, *Node, string) error{d.startSimulator, d.startIdleCut, d.startNsmgr, d.startForwarder} {
+	starts := []func(context.Context, *Node, string) error{d.startVPP, d.startIdleCut, d.startNsmgr, d.startForwarder}
+	if d.cfg.ForwarderStartsVPP {
+		starts = starts[1:]
+	}
+	for _, start := range starts {
 		if err := start(ctx, node, dir); err != nil {
 			return err
 		}
 	}
 	var err error
-	if node.IdleInterfaces, err = d.SimulatorInterfaces(ctx, node); err != nil {
+	if node.IdleInterfaces, err = d.VPPInterfaces(ctx, node); err != nil {
 		return err
 	}
 	node.IdleKernel, err = topology.Inspect(node.Netns)
 	return err
-}
-
-func (d *Domain) startSimulator(ctx context.Context, node *Node, dir string) (err error) {
-	node.Simulator, err = process.Start(process.Spec{
-		Name:    "vppsim-" + node.Name,
-		Netns:   node.Netns,
-		Binary:  d.cfg.Binaries.Simulator,
-		Args:    []string{"--api-socket", node.APISocket, "--state-socket", node.StateSocket},
-		LogPath: filepath.Join(dir, "vppsim.log"),
-	})
-	if err != nil {
-		return err
-	}
-	if err = waitForFile(ctx, node.Simulator, node.APISocket); err != nil {
-		return err
-	}
-	return giveUplinkToSimulator(ctx, node)
 }
 
 // startIdleCut starts the middlebox in front of node's nsmgr when the domain
@@ -322,35 +331,75 @@ func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (er
 	} else if argv, err = vhostNetView(dir, d.cfg.KernelInterfaceType, argv); err != nil {
 		return err
 	}
-	node.Forwarder, err = process.Start(process.Spec{
+	spec := process.Spec{
 		Name:    node.ForwarderName,
 		Netns:   node.Netns,
 		Binary:  argv[0],
 		Args:    argv[1:],
 		Env:     append(d.workloadEnv(node, node.ForwarderName, env...), d.tokenLifetimeEnv()...),
 		LogPath: filepath.Join(dir, "forwarder.log"),
-	})
-	if err != nil {
+	}
+	if d.cfg.ForwarderStartsVPP {
+		var env []string
+		if spec.Binary, spec.Args, env, err = d.prepareOwnVPP(node, dir); err != nil {
+			return err
+		}
+		// Later values win: the own-VPP mode's socket and uplink init replace the external ones.
+		spec.Env = append(spec.Env, env...)
+		spec.TermLeaderOnly = true
+	}
+	if node.Forwarder, err = process.Start(spec); err != nil {
 		return err
 	}
 	if err = waitForLogLine(ctx, node.Forwarder, 0, fwd.ReadyLine); err != nil {
 		return err
 	}
-	return d.waitRegistered(ctx, node.Forwarder, node.ForwarderName)
+	if err = d.waitRegistered(ctx, node.Forwarder, node.ForwarderName); err != nil {
+		return err
+	}
+	return d.noteOwnVPP(node)
+}
+
+// noteOwnVPP remembers the VPP node's forwarder started, to check at tear-down that it is gone.
+func (d *Domain) noteOwnVPP(node *Node) (err error) {
+	if d.cfg.ForwarderStartsVPP {
+		node.ownVPPPid, err = d.VPPPid(node)
+	}
+	return err
 }
 
 // Forwarder is the forwarder the domain runs on every node.
 func (d *Domain) Forwarder() Forwarder { return d.cfg.Forwarder }
 
-// RestartForwarder SIGKILLs node's forwarder, leaving VPP (the simulator) and
+// RestartForwarder SIGKILLs node's forwarder, leaving VPP and
 // the kernel as they are, as when the forwarder's container is OOM-killed
 // next to an external VPP, and starts it again with the same environment.
 // It returns once the new run says it is ready: the old run's registration
 // is still in the registry, so registration alone proves nothing.
 func (d *Domain) RestartForwarder(ctx context.Context, node *Node) (err error) {
 	node.Forwarder.Kill()
-	node.Forwarder, err = respawn(ctx, node.Forwarder, d.cfg.Forwarder.ReadyLine)
-	return err
+	if node.Forwarder, err = respawn(ctx, node.Forwarder, d.cfg.Forwarder.ReadyLine); err != nil {
+		return err
+	}
+	return d.noteOwnVPP(node)
+}
+
+// RespawnForwarder starts node's forwarder again once it has ended by itself (a forwarder whose
+// own VPP crashed stops), as the kubelet restarts a container, and returns once the new run is
+// ready.
+func (d *Domain) RespawnForwarder(ctx context.Context, node *Node) (err error) {
+	if node.Forwarder, err = respawn(ctx, node.Forwarder, d.cfg.Forwarder.ReadyLine); err != nil {
+		return err
+	}
+	return d.noteOwnVPP(node)
+}
+
+// RestartNsmgr SIGKILLs node's nsmgr and starts it again with the same
+// environment, as a kubelet restarts a crashed container, returning once the
+// new run serves.
+func (d *Domain) RestartNsmgr(ctx context.Context, node *Node) error {
+	node.Nsmgr.Kill()
+	return d.RespawnNsmgr(ctx, node)
 }
 
 // RespawnNsmgr starts node's nsmgr again with the same environment once it
@@ -469,17 +518,18 @@ func (d *Domain) Close() error {
 			forwardersStopped = false
 			continue
 		}
-		errs = append(errs, d.Nodes[i].Forwarder.Stop(stopGrace))
+		errs = append(errs, d.Nodes[i].Forwarder.Stop(stopGrace), requireOwnVPPGone(d.Nodes[i]))
 	}
 	if forwardersStopped && d.Registry != nil && len(d.Nodes) > 0 {
 		errs = append(errs, d.requireNothingRegistered())
 	}
 	for i := len(d.Nodes) - 1; i >= 0; i-- {
-		for _, p := range []*process.Process{d.Nodes[i].Nsmgr, d.Nodes[i].IdleCut, d.Nodes[i].Simulator} {
+		for _, p := range []*process.Process{d.Nodes[i].Nsmgr, d.Nodes[i].IdleCut} {
 			if p != nil {
 				errs = append(errs, p.Stop(stopGrace))
 			}
 		}
+		errs = append(errs, stopVPP(d.Nodes[i]))
 	}
 	if d.Registry != nil {
 		errs = append(errs, d.Registry.Stop(stopGrace))

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -57,6 +58,26 @@ func WithPolicyRoutes(prefixes ...string) EndpointOption {
 	}
 }
 
+// WithReaddressPrefix gives the endpoint a second address range: once told to
+// (Endpoint.Readdress), it hands out addresses from cidr only, and every
+// connection gets new ones on its next refresh (e2e-nse's
+// NSM_READDRESS_CIDR_PREFIX).
+func WithReaddressPrefix(cidr string) EndpointOption {
+	return func(env []string) []string {
+		return append(env, "NSM_READDRESS_CIDR_PREFIX="+cidr)
+	}
+}
+
+// WithRoutesThroughClients makes the endpoint reach before through each
+// client, and after instead once told to (Endpoint.Reroute), from each
+// connection's next refresh on (e2e-nse's NSM_DST_ROUTES and
+// NSM_REROUTE_DST_ROUTES).
+func WithRoutesThroughClients(before, after string) EndpointOption {
+	return func(env []string) []string {
+		return append(env, "NSM_DST_ROUTES="+before, "NSM_REROUTE_DST_ROUTES="+after)
+	}
+}
+
 // StartEndpoint starts an endpoint for service in a new pod on node, handing
 // out addresses from cidr, and waits until it is registered.
 func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, cidr string, opts ...EndpointOption) (*Endpoint, error) {
@@ -93,6 +114,43 @@ func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, c
 		return nil, err
 	}
 	return e, nil
+}
+
+// endpointRegistered is what e2e-nse logs once registered.
+const endpointRegistered = "registered for"
+
+// Restart SIGKILLs the endpoint, as an OOM kill does (no unregistration, its
+// pod and the interfaces the forwarder put there stay), starts it again with
+// the same environment, and returns once the new run is registered. The new
+// run's IPAM remembers nothing of the old one.
+func (e *Endpoint) Restart(ctx context.Context) (err error) {
+	e.Proc.Kill()
+	e.Proc, err = respawn(ctx, e.Proc, endpointRegistered)
+	return err
+}
+
+// Readdress makes the endpoint hand out addresses from its readdress prefix
+// (WithReaddressPrefix) from now on, and returns once it says so.
+func (e *Endpoint) Readdress(ctx context.Context) error {
+	return e.signal(ctx, syscall.SIGHUP, "SIGHUP: the endpoint hands out addresses from")
+}
+
+// Reroute makes the endpoint reach its second set of routes through each
+// client (WithRoutesThroughClients) from now on, and returns once it says so.
+func (e *Endpoint) Reroute(ctx context.Context) error {
+	return e.signal(ctx, syscall.SIGUSR2, "SIGUSR2: the endpoint reaches")
+}
+
+// signal sends sig to the endpoint and waits until it logs ack.
+func (e *Endpoint) signal(ctx context.Context, sig syscall.Signal, ack string) error {
+	logStart, err := fileSize(e.Proc.LogPath())
+	if err != nil {
+		return err
+	}
+	if err = e.Proc.Signal(sig); err != nil {
+		return err
+	}
+	return waitForLogLine(ctx, e.Proc, logStart, ack)
 }
 
 // Close stops the endpoint (which unregisters itself) and deletes its pod.

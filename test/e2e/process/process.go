@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,10 @@ type Spec struct {
 	// Env is added to the harness's own environment.
 	Env     []string
 	LogPath string
+	// TermLeaderOnly makes Stop send SIGTERM to the program alone, not to its process group, as
+	// the kubelet signals a container's first process: a program that started children (the
+	// forwarder its own VPP) stops them itself. Kill still ends the whole group.
+	TermLeaderOnly bool
 }
 
 // Process is a started program.
@@ -61,21 +66,36 @@ func Start(spec Spec) (*Process, error) {
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
-		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
-	}
 	p := &Process{spec: spec, cmd: cmd, logFile: logFile, done: make(chan struct{})}
+	// Pdeathsig follows the thread that forked the program, not the harness process: the fork
+	// and the wait run on one goroutine locked to its thread, which therefore lives as long as
+	// the program (Go throws a thread away when a goroutine that entered a namespace ends
+	// locked to it, and the program would be SIGKILLed then).
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			_ = logFile.Close()
+			started <- fmt.Errorf("start %s: %w", spec.Name, err)
+			return
+		}
+		started <- nil
 		p.waitErr = cmd.Wait()
 		_ = logFile.Close()
 		close(p.done)
 	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
 // Name is the spec's name.
 func (p *Process) Name() string { return p.spec.Name }
+
+// Pid is the process ID (`ip netns exec` execs in place: the program's own).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // LogPath is where its output goes.
 func (p *Process) LogPath() string { return p.spec.LogPath }
@@ -95,7 +115,11 @@ func (p *Process) Exited() (bool, error) {
 // end cleanly (a graceful-shutdown failure is a finding, not noise).
 func (p *Process) Stop(grace time.Duration) error {
 	p.once.Do(func() {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+		target := -p.cmd.Process.Pid
+		if p.spec.TermLeaderOnly {
+			target = p.cmd.Process.Pid
+		}
+		_ = syscall.Kill(target, syscall.SIGTERM)
 	})
 	select {
 	case <-p.done:
@@ -113,6 +137,14 @@ func (p *Process) Kill() {
 	p.killed.Store(true)
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.done
+}
+
+// Signal sends sig to the program itself (not its process group).
+func (p *Process) Signal(sig syscall.Signal) error {
+	if exited, _ := p.Exited(); exited {
+		return fmt.Errorf("%s has exited", p.spec.Name)
+	}
+	return syscall.Kill(p.cmd.Process.Pid, sig)
 }
 
 // Respawn starts the same program again with the same spec, as a kubelet

@@ -14,7 +14,6 @@ import (
 // HostLink is what the simulator learns about a host interface it binds to.
 type HostLink struct {
 	MAC net.HardwareAddr
-	MTU int
 }
 
 // CreateAfPacket binds a raw socket to hostIfName in the simulator's namespace and attaches
@@ -47,7 +46,7 @@ func (p *Plane) CreateAfPacket(swIfIndex uint32, hostIfName string) (HostLink, e
 			return fmt.Errorf("PACKET_AUXDATA: %w", err)
 		}
 		file = os.NewFile(uintptr(fd), "af_packet:"+hostIfName)
-		host = HostLink{MAC: link.Attrs().HardwareAddr, MTU: link.Attrs().MTU}
+		host = HostLink{MAC: link.Attrs().HardwareAddr}
 		return nil
 	})
 	if err != nil {
@@ -55,6 +54,21 @@ func (p *Plane) CreateAfPacket(swIfIndex uint32, hostIfName string) (HostLink, e
 	}
 	p.addPort(swIfIndex, &afPacketPort{filePort: filePort{file: file, carries: L2}})
 	return host, nil
+}
+
+// SetHostLinkUp sets the admin state of the host interface hostIfName, as VPP's af_packet
+// device does when its interface is set up or down.
+func (p *Plane) SetHostLinkUp(hostIfName string, up bool) error {
+	return inNetns(p.ownNetns, func() error {
+		link, err := netlink.LinkByName(hostIfName)
+		if err != nil {
+			return err
+		}
+		if up {
+			return netlink.LinkSetUp(link)
+		}
+		return netlink.LinkSetDown(link)
+	})
 }
 
 // afPacketPort reads like VPP's af_packet input: a VLAN tag the kernel moved into

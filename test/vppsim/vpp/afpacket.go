@@ -44,7 +44,7 @@ func (v *VPP) createAfPacket(host string, hwAddr ethernet_types.MacAddress, rand
 		return 0, api.INVALID_ARGUMENT
 	}
 	if _, exists := v.state.InterfaceByName(afPacketName(host)); exists {
-		return 0, api.SUBIF_ALREADY_EXISTS
+		return 0, api.IF_ALREADY_EXISTS
 	}
 	swIfIndex := v.state.PeekSwIfIndex()
 	hostLink, err := v.plane.CreateAfPacket(swIfIndex, host)
@@ -59,11 +59,12 @@ func (v *VPP) createAfPacket(host string, hwAddr ethernet_types.MacAddress, rand
 	case hwAddr != (ethernet_types.MacAddress{}):
 		mac = hwAddr.ToMAC()
 	}
-	i := v.addInterface(state.KindAfPacket, afPacketName(host), "af_packet", mac)
+	// VPP's MTU for it is its default (9000), whatever the host interface's; its link is up
+	// from the start (VPP announces it), admin state down.
+	i := v.addInterface(state.KindAfPacket, afPacketName(host), "af-packet", mac)
 	i.AfPacket = &state.AfPacket{HostIfName: host}
-	// VPP takes the host interface's MTU for an af_packet interface.
-	i.MTU = [4]uint32{uint32(hostLink.MTU), 0, 0, 0}
-	i.LinkMTU = uint16(hostLink.MTU)
+	i.LinkUp = true
+	v.emitInterfaceEvent(i, false)
 	return interface_types.InterfaceIndex(i.SwIfIndex), 0
 }
 

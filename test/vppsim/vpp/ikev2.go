@@ -55,10 +55,9 @@ func (v *VPP) ikev2ProfileAddDel(_ *server.Session, req *ikev2.Ikev2ProfileAddDe
 	profiles := v.records(ikev2ProfileRecords)
 	_, exists := profiles[req.Name]
 	switch {
-	case req.IsAdd && exists:
-		return one(&ikev2.Ikev2ProfileAddDelReply{Retval: retval(api.VALUE_EXIST)})
-	case !req.IsAdd && !exists:
-		return one(&ikev2.Ikev2ProfileAddDelReply{Retval: retval(api.NO_SUCH_ENTRY)})
+	case req.IsAdd == exists:
+		// VPP's ikev2 plugin answers both with its generic error.
+		return one(&ikev2.Ikev2ProfileAddDelReply{Retval: retval(api.UNSPECIFIED)})
 	case req.IsAdd:
 		profiles[req.Name] = json.RawMessage(`{}`)
 	default:
@@ -77,14 +76,15 @@ func (v *VPP) ikev2SetLocalKey(_ *server.Session, req *ikev2.Ikev2SetLocalKey) [
 }
 
 // onProfile registers a message that configures an existing IKEv2 profile: it is
-// recorded under the profile, and a profile that does not exist gets NO_SUCH_ENTRY.
+// recorded under the profile, and a profile that does not exist gets UNSPECIFIED (-1): VPP's
+// ikev2 plugin turns its "unknown profile" error into that.
 func onProfile[T api.Message](v *VPP, describe func(T) (profile string, reply api.Message)) {
 	on(v, func(_ *server.Session, req T) []api.Message {
 		name, reply := describe(req)
 		profiles := v.records(ikev2ProfileRecords)
 		raw, ok := profiles[name]
 		if !ok {
-			server.SetRetval(reply, retval(api.NO_SUCH_ENTRY))
+			server.SetRetval(reply, retval(api.UNSPECIFIED))
 			return one(reply)
 		}
 		settings := map[string]json.RawMessage{}

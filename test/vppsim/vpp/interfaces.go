@@ -41,6 +41,16 @@ func (v *VPP) registerInterfaces() {
 	on(v, v.deleteLoopback)
 	on(v, v.createVlanSubif)
 	on(v, v.deleteSubif)
+	on(v, v.swInterfaceSetPromisc)
+}
+
+// swInterfaceSetPromisc refuses, as VPP v24.10 does for every kind of interface the simulator
+// has (af_packet and loopback devices have no promiscuous switch in VPP).
+func (v *VPP) swInterfaceSetPromisc(_ *server.Session, req *interfaces.SwInterfaceSetPromisc) []api.Message {
+	if _, ok := v.iface(uint32(req.SwIfIndex)); !ok {
+		return one(&interfaces.SwInterfaceSetPromiscReply{Retval: retval(api.INVALID_SW_IF_INDEX)})
+	}
+	return one(&interfaces.SwInterfaceSetPromiscReply{Retval: retval(api.UNSPECIFIED)})
 }
 
 func retval(code api.VPPApiError) int32 { return int32(code) }
@@ -89,11 +99,7 @@ func (v *VPP) deleteInterface(i *state.Interface) {
 	for _, r := range v.state.Routes {
 		unresolvePaths(r.Paths, i.SwIfIndex)
 	}
-	for key, n := range v.state.Neighbors {
-		if n.SwIfIndex == i.SwIfIndex {
-			delete(v.state.Neighbors, key)
-		}
-	}
+	// VPP keeps the static neighbours of a deleted interface (TestDeletedInterfaceKeepsItsStaticNeighbours).
 	v.emitInterfaceEvent(i, true)
 }
 
@@ -165,9 +171,6 @@ func interfaceDetails(i *state.Interface) *interfaces.SwInterfaceDetails {
 		InterfaceDevType: i.DevType,
 		Tag:              i.Tag,
 	}
-	if i.Kind == state.KindWireguard || i.Kind == state.KindIpsec {
-		d.Type = interface_types.IF_API_TYPE_P2P
-	}
 	if i.Sub != nil {
 		d.Type = interface_types.IF_API_TYPE_SUB
 		d.SupSwIfIndex = i.Sub.Parent
@@ -216,8 +219,19 @@ func (v *VPP) swInterfaceSetFlags(_ *server.Session, req *interfaces.SwInterface
 	up := req.Flags&interface_types.IF_STATUS_API_FLAG_ADMIN_UP != 0
 	if i.AdminUp != up {
 		i.AdminUp = up
-		// Every simulated link has carrier as soon as it is enabled.
-		i.LinkUp = up
+		switch {
+		case i.Memif != nil:
+			// A memif's link comes up when a peer connects, which never happens here.
+		case i.AfPacket != nil:
+			// VPP's af_packet device takes the host interface up and down with it.
+			i.LinkUp = up
+			if err := v.plane.SetHostLinkUp(i.AfPacket.HostIfName, up); err != nil {
+				v.log.Warn("setting the host interface's admin state", "host_if_name", i.AfPacket.HostIfName, "error", err)
+			}
+		default:
+			// Every other simulated link has carrier as soon as it is enabled.
+			i.LinkUp = up
+		}
 		v.emitInterfaceEvent(i, false)
 	}
 	return one(&interfaces.SwInterfaceSetFlagsReply{})
@@ -390,10 +404,11 @@ func (v *VPP) loopbackTaken(instance uint32) bool {
 	return taken
 }
 
+// addLoopback gives a loopback the requested MAC, else VPP's: de:ad:00:00 then the instance.
 func (v *VPP) addLoopback(instance uint32, requested ethernet_types.MacAddress) *state.Interface {
 	mac := requested.ToMAC()
 	if requested == (ethernet_types.MacAddress{}) {
-		mac = randomMAC()
+		mac = net.HardwareAddr{0xde, 0xad, 0, 0, byte(instance >> 8), byte(instance)}
 	}
 	return v.addInterface(state.KindLoopback, loopbackName(instance), "Loopback", mac)
 }

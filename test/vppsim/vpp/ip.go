@@ -95,7 +95,7 @@ func isRouteIP6(r *state.Route) bool {
 }
 
 // ipRouteAddDel adds paths to a prefix (replacing them unless multipath) or removes them;
-// removing a route that is not there gets NO_SUCH_ENTRY.
+// removing a route that is not there succeeds, as in VPP.
 func (v *VPP) ipRouteAddDel(_ *server.Session, req *ip.IPRouteAddDel) []api.Message {
 	r := req.Route
 	ip6 := r.Prefix.Address.Af == ip_types.ADDRESS_IP6
@@ -121,7 +121,7 @@ func (v *VPP) ipRouteAddDel(_ *server.Session, req *ip.IPRouteAddDel) []api.Mess
 		return one(&ip.IPRouteAddDelReply{})
 	}
 	if !exists {
-		return one(&ip.IPRouteAddDelReply{Retval: retval(api.NO_SUCH_ENTRY)})
+		return one(&ip.IPRouteAddDelReply{})
 	}
 	if req.IsMultipath && len(r.Paths) > 0 {
 		existing.Paths = removePaths(existing.Paths, r.Paths)

@@ -43,7 +43,8 @@ func (v *VPP) l3xcDel(_ *server.Session, req *l3xc.L3xcDel) []api.Message {
 		paths = &i.L3xcIP6
 	}
 	if *paths == nil {
-		return one(&l3xc.L3xcDelReply{Retval: retval(api.NO_SUCH_ENTRY)})
+		// VPP's answer for an interface without an l3xc.
+		return one(&l3xc.L3xcDelReply{Retval: retval(api.INVALID_VALUE)})
 	}
 	*paths = nil
 	return one(&l3xc.L3xcDelReply{})

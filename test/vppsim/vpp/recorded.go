@@ -58,13 +58,24 @@ func (v *VPP) memifSocketFilenameAddDelV2(_ *server.Session, req *memif.MemifSoc
 		return one(&memif.MemifSocketFilenameAddDelV2Reply{SocketID: id})
 	}
 	if id == anyIndex {
-		for id = 1; v.state.MemifSockets[id] != ""; id++ {
-		}
+		id = v.unusedMemifSocketID()
 	} else if _, exists := v.state.MemifSockets[id]; exists {
 		return one(&memif.MemifSocketFilenameAddDelV2Reply{Retval: retval(api.ENTRY_ALREADY_EXISTS)})
 	}
 	v.state.MemifSockets[id] = req.SocketFilename
 	return one(&memif.MemifSocketFilenameAddDelV2Reply{SocketID: id})
+}
+
+// unusedMemifSocketID draws socket IDs as VPP does: from VPP's random_u32 generator (a linear
+// congruential one) seeded with 0 at start, skipping IDs in use. Every VPP hands out the same
+// sequence: 1013904223, 1196435762, 3519870697, ...
+func (v *VPP) unusedMemifSocketID() uint32 {
+	for {
+		v.memifSeed = 1664525*v.memifSeed + 1013904223
+		if _, used := v.state.MemifSockets[v.memifSeed]; !used && v.memifSeed != anyIndex {
+			return v.memifSeed
+		}
+	}
 }
 
 func (v *VPP) memifCreate(_ *server.Session, req *memif.MemifCreate) []api.Message {
@@ -80,9 +91,15 @@ func (v *VPP) memifCreate(_ *server.Session, req *memif.MemifCreate) []api.Messa
 	if req.HwAddr == (ethernet_types.MacAddress{}) {
 		mac = randomMAC()
 	}
+	if req.Mode == memif.MEMIF_MODE_API_IP {
+		mac = nil // an IP-mode memif has no L2 address, and VPP reports no MTU until it connects
+	}
 	name := "memif" + strconv.FormatUint(uint64(req.SocketID), 10) + "/" + strconv.FormatUint(uint64(req.ID), 10)
 	i := v.addInterface(state.KindMemif, name, "memif", mac)
 	i.Memif = &state.Memif{ID: req.ID, SocketID: req.SocketID, Role: uint32(req.Role), Mode: uint32(req.Mode)}
+	if req.Mode == memif.MEMIF_MODE_API_IP {
+		i.MTU, i.LinkMTU = [4]uint32{}, 0
+	}
 	return one(&memif.MemifCreateReply{SwIfIndex: interface_types.InterfaceIndex(i.SwIfIndex)})
 }
 
@@ -125,7 +142,9 @@ func (v *VPP) wireguardInterfaceCreate(_ *server.Session, req *wireguard.Wiregua
 	} else if v.wireguardInstanceTaken(instance) {
 		return one(&wireguard.WireguardInterfaceCreateReply{Retval: retval(api.INSTANCE_IN_USE)})
 	}
-	i := v.addInterface(state.KindWireguard, "wg"+strconv.FormatUint(uint64(instance), 10), "wireguard", nil)
+	i := v.addInterface(state.KindWireguard, "wg"+strconv.FormatUint(uint64(instance), 10), "Wireguard Tunnel", nil)
+	// VPP reports no MTU for a new wireguard interface.
+	i.MTU, i.LinkMTU = [4]uint32{}, 0
 	i.Wireguard = &state.Wireguard{
 		UserInstance: instance,
 		PublicKey:    append([]byte(nil), req.Interface.PublicKey...),
@@ -274,7 +293,8 @@ func (v *VPP) ipsecItfCreate(_ *server.Session, req *ipsec.IpsecItfCreate) []api
 	} else if v.ipsecInstanceTaken(instance) {
 		return one(&ipsec.IpsecItfCreateReply{Retval: retval(api.INSTANCE_IN_USE)})
 	}
-	i := v.addInterface(state.KindIpsec, "ipsec"+strconv.FormatUint(uint64(instance), 10), "ipsec", nil)
+	i := v.addInterface(state.KindIpsec, "ipsec"+strconv.FormatUint(uint64(instance), 10), "IPSEC Tunnel", nil)
+	i.LinkMTU = 0 // VPP reports the L3 MTU only
 	i.Ipsec = &state.IpsecInterface{UserInstance: instance, Mode: uint32(req.Itf.Mode)}
 	return one(&ipsec.IpsecItfCreateReply{SwIfIndex: interface_types.InterfaceIndex(i.SwIfIndex)})
 }

@@ -37,6 +37,9 @@ type VPP struct {
 
 	macMu sync.Mutex
 	macs  map[uint32]macTable // bridge domain -> learned MACs
+
+	// memifSeed is VPP's random_u32 state for memif socket IDs.
+	memifSeed uint32
 }
 
 // New returns an empty VPP whose af_packet and VXLAN sockets live in ownNetns (a path;

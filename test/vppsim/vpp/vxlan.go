@@ -34,7 +34,8 @@ func (v *VPP) findVxlan(src, dst string, vni uint32) (*state.Interface, bool) {
 }
 
 // vxlanAddDelTunnelV3 identifies tunnels by (src, dst, vni) as VPP does: adding one that
-// exists gets ENTRY_ALREADY_EXISTS, deleting one that does not gets NO_SUCH_ENTRY.
+// exists gets TUNNEL_EXIST, deleting one that does not gets NO_SUCH_ENTRY. A new tunnel is
+// up (admin and link) at once, and VPP announces it.
 func (v *VPP) vxlanAddDelTunnelV3(_ *server.Session, req *vxlan.VxlanAddDelTunnelV3) []api.Message {
 	src, okSrc := toAddr(req.SrcAddress)
 	dst, okDst := toAddr(req.DstAddress)
@@ -50,7 +51,7 @@ func (v *VPP) vxlanAddDelTunnelV3(_ *server.Session, req *vxlan.VxlanAddDelTunne
 		return one(&vxlan.VxlanAddDelTunnelV3Reply{SwIfIndex: interface_types.InterfaceIndex(existing.SwIfIndex)})
 	}
 	if exists {
-		return one(&vxlan.VxlanAddDelTunnelV3Reply{Retval: retval(api.ENTRY_ALREADY_EXISTS)})
+		return one(&vxlan.VxlanAddDelTunnelV3Reply{Retval: retval(api.TUNNEL_EXIST)})
 	}
 	instance := req.Instance
 	if instance == anyIndex {
@@ -77,6 +78,8 @@ func (v *VPP) vxlanAddDelTunnelV3(_ *server.Session, req *vxlan.VxlanAddDelTunne
 		McastSwIfIndex: uint32(req.McastSwIfIndex),
 		IsL3:           req.IsL3,
 	}
+	i.AdminUp, i.LinkUp = true, true
+	v.emitInterfaceEvent(i, false)
 	return one(&vxlan.VxlanAddDelTunnelV3Reply{SwIfIndex: interface_types.InterfaceIndex(i.SwIfIndex)})
 }
 

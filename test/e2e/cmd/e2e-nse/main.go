@@ -3,7 +3,10 @@
 // mechanism in its own network namespace (run it inside the pod's netns),
 // gives each client a policy route per NSM_POLICY_ROUTES prefix and
 // registers itself through the local nsmgr. On SIGTERM it unregisters before
-// exiting, so a scenario can prove the registry is left empty.
+// exiting, so a scenario can prove the registry is left empty. SIGUSR2 and
+// SIGHUP change what it hands its clients on their next refresh: the routes
+// it has through each client (NSM_DST_ROUTES to NSM_REROUTE_DST_ROUTES), and
+// their addresses (NSM_CIDR_PREFIX to NSM_READDRESS_CIDR_PREFIX).
 package main
 
 import (
@@ -38,17 +41,20 @@ import (
 )
 
 type config struct {
-	Name             string        `default:"icmp-server"`
-	ConnectTo        url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
-	ListenOn         url.URL       `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on"`
-	MaxTokenLifetime time.Duration `default:"10m" split_words:"true"`
-	ServiceNames     []string      `default:"icmp-responder" split_words:"true"`
-	Payload          string        `default:"ETHERNET"`
-	CidrPrefix       []string      `default:"169.254.0.0/16" split_words:"true"`
-	PolicyRoutes     []string      `split_words:"true" desc:"prefixes each client reaches through a policy route from its own address"`
-	DialTimeout      time.Duration `default:"5s" split_words:"true"`
-	SVIDTimeout      time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
-	LogLevel         string        `default:"INFO" split_words:"true"`
+	Name                string        `default:"icmp-server"`
+	ConnectTo           url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
+	ListenOn            url.URL       `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on"`
+	MaxTokenLifetime    time.Duration `default:"10m" split_words:"true"`
+	ServiceNames        []string      `default:"icmp-responder" split_words:"true"`
+	Payload             string        `default:"ETHERNET"`
+	CidrPrefix          []string      `default:"169.254.0.0/16" split_words:"true"`
+	PolicyRoutes        []string      `split_words:"true" desc:"prefixes each client reaches through a policy route from its own address"`
+	ReaddressCidrPrefix []string      `split_words:"true" desc:"where SIGHUP moves every client's addresses"`
+	DstRoutes           []string      `split_words:"true" desc:"prefixes the endpoint reaches through each client"`
+	RerouteDstRoutes    []string      `split_words:"true" desc:"what NSM_DST_ROUTES become after SIGUSR2"`
+	DialTimeout         time.Duration `default:"5s" split_words:"true"`
+	SVIDTimeout         time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
+	LogLevel            string        `default:"INFO" split_words:"true"`
 }
 
 func main() {
@@ -63,13 +69,21 @@ func run() error {
 	if err := envconfig.Process("nsm", &cfg); err != nil {
 		return err
 	}
+	if len(cfg.CidrPrefix) == 0 {
+		return fmt.Errorf("NSM_CIDR_PREFIX is empty")
+	}
 	if cfg.ListenOn.Scheme != "unix" {
 		return fmt.Errorf("NSM_LISTEN_ON must be a unix:// URL, got %q", cfg.ListenOn.String())
 	}
-	prefixes, err := parsePrefixes(cfg.CidrPrefix)
+	prefixes, err := parsePrefixes("NSM_CIDR_PREFIX", cfg.CidrPrefix)
 	if err != nil {
 		return err
 	}
+	readdressPrefixes, err := parsePrefixes("NSM_READDRESS_CIDR_PREFIX", cfg.ReaddressCidrPrefix)
+	if err != nil {
+		return err
+	}
+	changes := &contextChanges{oldPrefixes: cfg.CidrPrefix, routesBefore: cfg.DstRoutes, routesAfter: cfg.RerouteDstRoutes}
 	policies := &policyRoutes{}
 	for _, route := range cfg.PolicyRoutes {
 		prefix, parseErr := netip.ParsePrefix(route)
@@ -89,12 +103,14 @@ func run() error {
 	}
 	defer func() { _ = source.Close() }()
 	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
+	go changes.watch(ctx, readdressPrefixes)
 
 	responder := endpoint.NewServer(ctx, generate,
 		endpoint.WithName(cfg.Name),
 		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
 		endpoint.WithAdditionalFunctionality(
-			point2pointipam.NewServer(prefixes...),
+			changes,
+			point2pointipam.NewServer(append(prefixes, readdressPrefixes...)...),
 			policies,
 			recvfd.NewServer(),
 			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
@@ -173,17 +189,14 @@ func register(ctx context.Context, cfg *config, dialOptions []grpc.DialOption) (
 	return registered, unregister, nil
 }
 
-func parsePrefixes(cidrs []string) ([]*net.IPNet, error) {
+func parsePrefixes(variable string, cidrs []string) ([]*net.IPNet, error) {
 	var prefixes []*net.IPNet
 	for _, cidr := range cidrs {
 		_, prefix, err := net.ParseCIDR(cidr)
 		if err != nil {
-			return nil, fmt.Errorf("NSM_CIDR_PREFIX entry %q: %w", cidr, err)
+			return nil, fmt.Errorf("%s entry %q: %w", variable, cidr, err)
 		}
 		prefixes = append(prefixes, prefix)
-	}
-	if len(prefixes) == 0 {
-		return nil, fmt.Errorf("NSM_CIDR_PREFIX is empty")
 	}
 	return prefixes, nil
 }

@@ -1,7 +1,8 @@
 // Command e2e-nsmgr is one node's Network Service Manager: the sdk's nsmgr
 // chain behind SPIFFE mTLS, with the stock cmd-nsmgr's authorization, serving
 // local workloads on a unix socket and other nodes on TCP. Configured by NSM_*
-// variables like cmd-nsmgr.
+// variables like cmd-nsmgr, and dialing as it does (blocking dials bounded by
+// NSM_DIAL_TIMEOUT, 750ms by default).
 package main
 
 import (
@@ -30,7 +31,7 @@ type config struct {
 	AdvertiseURL                url.URL       `split_words:"true" desc:"the URL other nodes reach this nsmgr at, when not the first tcp URL it listens on (a proxy in front of it)"`
 	RegistryURL                 url.URL       `split_words:"true"`
 	MaxTokenLifetime            time.Duration `default:"10m" split_words:"true"`
-	DialTimeout                 time.Duration `default:"5s" split_words:"true"`
+	DialTimeout                 time.Duration `default:"750ms" split_words:"true"`
 	ForwarderNetworkServiceName string        `default:"forwarder" split_words:"true"`
 	SVIDTimeout                 time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
 	LogLevel                    string        `default:"INFO" split_words:"true"`
@@ -91,7 +92,7 @@ func run() error {
 		nsmgr.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
 			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
 		nsmgr.WithDefaultExpiration(cfg.MaxTokenLifetime),
-		nsmgr.WithDialOptions(nsmgrpc.DialOptions(source, generate)...),
+		nsmgr.WithDialOptions(nsmgrpc.NsmgrDialOptions(source, generate)...),
 		nsmgr.WithDialTimeout(cfg.DialTimeout),
 		nsmgr.WithForwarderServiceName(cfg.ForwarderNetworkServiceName),
 	)

@@ -49,19 +49,34 @@ func ServerOptions(source *workloadapi.X509Source) []grpc.ServerOption {
 	}
 }
 
-// DialOptions are the options of every harness gRPC client; each call carries
-// a fresh token from generate.
+// DialOptions are the options of the harness's gRPC clients but nsmgr's (as
+// cmd-nsc's: calls wait for the peer to be ready); each call carries a fresh
+// token from generate.
 func DialOptions(source *workloadapi.X509Source, generate token.GeneratorFunc) []grpc.DialOption {
+	return append(commonDialOptions(source),
+		grpc.WithDefaultCallOptions(
+			grpc.WaitForReady(true),
+			grpc.PerRPCCredentials(token.NewPerRPCCredentials(generate)),
+		))
+}
+
+// NsmgrDialOptions are the nsmgr's, as cmd-nsmgr v1.18 dials: blocking, so
+// that its dial timeout bounds how long a dead forwarder or endpoint holds a
+// heal, and calls that fail at once on a peer that is not ready.
+func NsmgrDialOptions(source *workloadapi.X509Source, generate token.GeneratorFunc) []grpc.DialOption {
+	return append(commonDialOptions(source),
+		// Deprecated for grpc.NewClient only: the sdk dials with grpc.DialContext.
+		grpc.WithBlock(),
+		grpc.WithDefaultCallOptions(grpc.PerRPCCredentials(token.NewPerRPCCredentials(generate))))
+}
+
+func commonDialOptions(source *workloadapi.X509Source) []grpc.DialOption {
 	tlsConfig := tlsconfig.MTLSClientConfig(source, source, tlsconfig.AuthorizeAny())
 	tlsConfig.MinVersion = tls.VersionTLS12
 	return []grpc.DialOption{
 		grpc.WithTransportCredentials(grpcfd.TransportCredentials(credentials.NewTLS(tlsConfig))),
 		grpcfd.WithChainStreamInterceptor(),
 		grpcfd.WithChainUnaryInterceptor(),
-		grpc.WithDefaultCallOptions(
-			grpc.WaitForReady(true),
-			grpc.PerRPCCredentials(token.NewPerRPCCredentials(generate)),
-		),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTime, PermitWithoutStream: true}),
 	}
 }

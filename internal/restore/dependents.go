@@ -1,0 +1,58 @@
+package restore
+
+import (
+	"context"
+	"errors"
+
+	"go.fd.io/govpp/api"
+
+	"github.com/networkservicemesh/govpp/binapi/interface_types"
+	"github.com/networkservicemesh/govpp/binapi/ip_neighbor"
+	"github.com/networkservicemesh/govpp/binapi/ip_types"
+	"github.com/networkservicemesh/govpp/binapi/l3xc"
+)
+
+// withoutDependents removes what VPP v24.10 does not remove with a deleted interface before remove
+// deletes it, as sdk-vpp's elements do on Close:
+//   - its static IP neighbours: with one left on a deleted interface, the next deletion of a
+//     neighbour with the same IP on another interface (the same connection rebuilt, then closed)
+//     crashes VPP with SIGSEGV;
+//   - its L3 cross-connects, which VPP keeps as "DELETED" policies.
+func withoutDependents(vppConn api.Connection, index interface_types.InterfaceIndex, remove deleter) deleter {
+	return func(ctx context.Context) error {
+		if err := deleteStaticNeighbors(ctx, vppConn, index); err != nil {
+			return err
+		}
+		for _, ipv6 := range []bool{false, true} {
+			_, err := l3xc.NewServiceClient(vppConn).L3xcDel(ctx, &l3xc.L3xcDel{SwIfIndex: index, IsIP6: ipv6})
+			// INVALID_VALUE: the interface has no l3xc of that family.
+			if err != nil && !errors.Is(err, api.INVALID_VALUE) {
+				return err
+			}
+		}
+		return remove(ctx)
+	}
+}
+
+func deleteStaticNeighbors(ctx context.Context, vppConn api.Connection, index interface_types.InterfaceIndex) error {
+	var static []ip_neighbor.IPNeighbor
+	for _, family := range []ip_types.AddressFamily{ip_types.ADDRESS_IP4, ip_types.ADDRESS_IP6} {
+		stream, err := ip_neighbor.NewServiceClient(vppConn).IPNeighborDump(ctx, &ip_neighbor.IPNeighborDump{SwIfIndex: index, Af: family})
+		if err != nil {
+			return err
+		}
+		if err = drain(stream.Recv, "IP neighbours", func(d *ip_neighbor.IPNeighborDetails) {
+			if d.Neighbor.Flags&ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC != 0 && d.Neighbor.SwIfIndex == index {
+				static = append(static, d.Neighbor)
+			}
+		}); err != nil {
+			return err
+		}
+	}
+	for _, neighbor := range static {
+		if _, err := ip_neighbor.NewServiceClient(vppConn).IPNeighborAddDel(ctx, &ip_neighbor.IPNeighborAddDel{Neighbor: neighbor}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

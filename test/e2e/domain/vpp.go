@@ -1,0 +1,227 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"go.fd.io/govpp"
+	"go.fd.io/govpp/api"
+
+	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
+	"github.com/networkservicemesh/govpp/binapi/interface_types"
+	"github.com/networkservicemesh/govpp/binapi/vlib"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
+	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
+)
+
+// VPPInterface is one interface of a node's VPP, as sw_interface_dump reports it, whichever
+// the backend.
+type VPPInterface struct {
+	SwIfIndex uint32
+	Name      string
+	// Kind is what made the interface (tap, tun, af_packet, vxlan, memif, wireguard, ipsec,
+	// loopback, subif, local), from VPP's device type.
+	Kind string
+	Tag  string
+}
+
+// SimInterface is the name VPPInterface had when every node ran the simulator.
+type SimInterface = VPPInterface
+
+// vppQueryTimeout bounds one look at a node's VPP.
+const vppQueryTimeout = 10 * time.Second
+
+// RealVPP says whether the nodes run a real VPP rather than the simulator.
+func (d *Domain) RealVPP() bool { return d.cfg.RealVPP != "" }
+
+// VPPName is what the nodes run: "vpp" or "vppsim".
+func (d *Domain) VPPName() string {
+	if d.RealVPP() {
+		return "vpp"
+	}
+	return "vppsim"
+}
+
+// startVPP runs node's VPP, real or simulated, and hands it the node's uplink as the operator
+// of an external VPP does.
+func (d *Domain) startVPP(ctx context.Context, node *Node, dir string) (err error) {
+	spec := process.Spec{Netns: node.Netns}
+	if d.RealVPP() {
+		layout, layoutErr := realvpp.NewLayout(filepath.Join(dir, "vpp"), node.Netns)
+		if layoutErr != nil {
+			return layoutErr
+		}
+		if err = layout.WriteConfig(); err != nil {
+			return err
+		}
+		node.VPPLayout = &layout
+		node.APISocket = layout.APISocket()
+		spec.Name, spec.Binary, spec.Args = "vpp-"+node.Name, d.cfg.RealVPP, []string{"-c", layout.ConfigPath()}
+		spec.LogPath = filepath.Join(dir, "vpp-output.log")
+	} else {
+		spec.Name, spec.Binary = "vppsim-"+node.Name, d.cfg.Binaries.Simulator
+		spec.Args = []string{"--api-socket", node.APISocket, "--state-socket", node.StateSocket}
+		spec.LogPath = filepath.Join(dir, "vppsim.log")
+	}
+	if node.VPP, err = process.Start(spec); err != nil {
+		return err
+	}
+	if err = waitAnswering(ctx, node.VPP, node.APISocket); err != nil {
+		return err
+	}
+	if d.RealVPP() {
+		if err = realvpp.Unpin(node.VPP.Pid()); err != nil {
+			return err
+		}
+	}
+	return giveUplinkToVPP(ctx, node)
+}
+
+// waitAnswering waits until p answers VPP's API on socket.
+func waitAnswering(ctx context.Context, p *process.Process, socket string) error {
+	return poll(ctx, p, func() (bool, error) {
+		conn, err := govpp.Connect(socket)
+		if err != nil {
+			return false, nil
+		}
+		conn.Disconnect()
+		return true, nil
+	}, "%s never answered on %s", p.Name(), socket)
+}
+
+// stopVPP stops node's VPP and removes what a real VPP leaves (its sockets and shared memory).
+func stopVPP(node *Node) error {
+	if node.VPP == nil {
+		return nil
+	}
+	err := node.VPP.Stop(stopGrace)
+	if node.VPPLayout == nil {
+		return err
+	}
+	errs := []error{err, node.VPPLayout.Sweep()}
+	if leftovers, leftErr := node.VPPLayout.Leftovers(); leftErr != nil || len(leftovers) > 0 {
+		errs = append(errs, fmt.Errorf("%s left %v behind (%v)", node.VPP.Name(), leftovers, leftErr))
+	}
+	return errors.Join(errs...)
+}
+
+// withVPP runs f on a fresh API connection to node's VPP.
+func withVPP(ctx context.Context, node *Node, f func(context.Context, api.Connection) error) error {
+	ctx, cancel := context.WithTimeout(ctx, vppQueryTimeout)
+	defer cancel()
+	conn, err := govpp.Connect(node.APISocket)
+	if err != nil {
+		return fmt.Errorf("connecting to the VPP of %s: %w", node.Name, err)
+	}
+	defer conn.Disconnect()
+	return f(ctx, conn)
+}
+
+// VPPInterfaces lists node's VPP interfaces by sw_if_index, through VPP's API.
+func (d *Domain) VPPInterfaces(ctx context.Context, node *Node) ([]VPPInterface, error) {
+	var found []VPPInterface
+	err := withVPP(ctx, node, func(ctx context.Context, conn api.Connection) error {
+		dump, err := interfaces.NewServiceClient(conn).SwInterfaceDump(ctx, &interfaces.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
+		if err != nil {
+			return err
+		}
+		for {
+			details, recvErr := dump.Recv()
+			if recvErr == io.EOF {
+				return nil
+			}
+			if recvErr != nil {
+				return recvErr
+			}
+			found = append(found, VPPInterface{
+				SwIfIndex: uint32(details.SwIfIndex), Name: details.InterfaceName, Kind: kindOf(details), Tag: details.Tag,
+			})
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sw_interface_dump on %s: %w", node.Name, err)
+	}
+	sort.Slice(found, func(a, b int) bool { return found[a].SwIfIndex < found[b].SwIfIndex })
+	return found, nil
+}
+
+// SimulatorInterfaces is VPPInterfaces, under its name from when every node ran the simulator.
+func (d *Domain) SimulatorInterfaces(ctx context.Context, node *Node) ([]VPPInterface, error) {
+	return d.VPPInterfaces(ctx, node)
+}
+
+// kindOf names what made an interface from VPP's device type, which differs in wording between
+// VPP's device classes ("af-packet", "VXLAN", "Wireguard Tunnel").
+func kindOf(details *interfaces.SwInterfaceDetails) string {
+	if details.Type == interface_types.IF_API_TYPE_SUB {
+		return "subif"
+	}
+	devType := strings.ToLower(details.InterfaceDevType)
+	switch {
+	case devType == "virtio" && strings.HasPrefix(details.InterfaceName, "tun"):
+		return "tun"
+	case devType == "virtio":
+		return "tap"
+	case devType == "af-packet" || devType == "af_packet":
+		return "af_packet"
+	case strings.HasPrefix(devType, "wireguard"):
+		return "wireguard"
+	case strings.HasPrefix(devType, "ipsec"):
+		return "ipsec"
+	}
+	return devType
+}
+
+// cliCommands are what VPPState shows of a node's VPP.
+var cliCommands = []string{"show interface", "show interface address", "show mode"}
+
+// VPPState renders node's VPP for a person: VPP's own CLI output through the API for a real VPP,
+// the simulator's table otherwise.
+func (d *Domain) VPPState(ctx context.Context, node *Node) (string, error) {
+	if !d.RealVPP() {
+		return d.simulatorShow(ctx, node)
+	}
+	var b strings.Builder
+	err := withVPP(ctx, node, func(ctx context.Context, conn api.Connection) error {
+		for _, command := range cliCommands {
+			reply := &vlib.CliInbandReply{}
+			if err := conn.Invoke(ctx, &vlib.CliInband{Cmd: command}, reply); err != nil {
+				return fmt.Errorf("%s: %w", command, err)
+			}
+			fmt.Fprintf(&b, "vpp# %s\n%s", command, reply.Reply)
+		}
+		return nil
+	})
+	if node.VPPLayout != nil {
+		fmt.Fprintf(&b, "VPP's log (%s):\n%s\n", node.VPPLayout.LogPath(), process.Tail(node.VPPLayout.LogPath(), logTailLength/2))
+	}
+	return b.String(), err
+}
+
+// SimulatorState is VPPState, under its name from when every node ran the simulator.
+func (d *Domain) SimulatorState(ctx context.Context, node *Node) (string, error) {
+	return d.VPPState(ctx, node)
+}
+
+func (d *Domain) simulatorShow(ctx context.Context, node *Node, flags ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, vppQueryTimeout)
+	defer cancel()
+	args := append([]string{"show", "--state-socket", node.StateSocket}, flags...)
+	out, err := exec.CommandContext(ctx, d.cfg.Binaries.Simulator, args...).Output()
+	if err != nil {
+		var stderr []byte
+		if exitErr, ok := err.(*exec.ExitError); ok {
+			stderr = exitErr.Stderr
+		}
+		return "", fmt.Errorf("vppsim show on %s: %w: %s", node.Name, err, stderr)
+	}
+	return string(out), nil
+}
