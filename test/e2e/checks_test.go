@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"reflect"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -56,8 +57,9 @@ func requireKernelMatches(t *testing.T, where string, state *topology.State, ifn
 	require.Equal(t, want, got, "%s: routes\n%s", where, state)
 }
 
-// policyTables requires exactly one rule per policy (by source prefix),
-// looking up a table of its own, and returns each policy's table.
+// policyTables requires exactly one rule per policy (by its selectors: source
+// prefix, IP protocol, destination port), looking up a table of its own, and
+// returns each policy's table.
 func policyTables(t *testing.T, where string, state *topology.State, policies []*networkservice.PolicyRoute) []int {
 	t.Helper()
 	if len(policies) == 0 {
@@ -69,13 +71,19 @@ func policyTables(t *testing.T, where string, state *topology.State, policies []
 	seen := map[int]bool{}
 	for i, p := range policies {
 		from := normalizePrefixes(t, []string{p.GetFrom()})[0]
+		var proto int
+		if p.GetProto() != "" {
+			var err error
+			proto, err = strconv.Atoi(p.GetProto())
+			require.NoError(t, err, "%s: policy protocol", where)
+		}
 		var matching []topology.Rule
 		for _, r := range state.Rules {
-			if r.Src == from {
+			if r.Src == from && r.IPProto == proto && r.DstPort == p.GetDstPort() {
 				matching = append(matching, r)
 			}
 		}
-		require.Len(t, matching, 1, "%s: rules from %s\n%s", where, from, state)
+		require.Len(t, matching, 1, "%s: rules from %s, ipproto %d, dport %q\n%s", where, from, proto, p.GetDstPort(), state)
 		rule := matching[0]
 		require.NotContains(t, []int{0, 253, 254, 255}, rule.Table, "%s: the rule from %s looks up a reserved table\n%s", where, from, state)
 		require.False(t, seen[rule.Table], "%s: two policies share table %d\n%s", where, rule.Table, state)
