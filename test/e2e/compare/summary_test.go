@@ -78,3 +78,23 @@ func TestResultsRoundTripThroughTheFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 }
+
+func TestSkipReasonReadsTheVerboseLog(t *testing.T) {
+	log := `=== RUN   TestX
+=== RUN   TestX/vppsim
+    x_test.go:4: hello
+=== RUN   TestX/vpp
+    x_test.go:5: no real VPP: looked at a, b
+--- PASS: TestX (0.00s)
+    --- PASS: TestX/vppsim (0.00s)
+    --- SKIP: TestX/vpp (0.00s)
+PASS
+`
+	reason, skipped := compare.SkipReason(log, "TestX/vpp")
+	require.True(t, skipped)
+	require.Equal(t, "no real VPP: looked at a, b", reason)
+	_, skipped = compare.SkipReason(log, "TestX/vppsim")
+	require.False(t, skipped, "a passing subtest did not skip")
+	_, skipped = compare.SkipReason(log, "TestX")
+	require.False(t, skipped)
+}

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,15 +22,24 @@ import (
 )
 
 // scenario is one field report's scenario: the name its test reports results under, and the
-// test.
+// test, or its subtest vppsim or vpp (the simulator or real VPP) for the tests that run on both.
 type scenario struct{ name, test string }
 
-// scenarios are the field reports' scenarios (docs/e2e.md).
+// topLevel is the test the scenario runs in.
+func (s scenario) topLevel() string { return strings.SplitN(s.test, "/", 2)[0] }
+
+// scenarios are the field reports' scenarios (docs/e2e.md), in their order: 3 (restart over tap
+// and veth, with several policies), 1 (client OOM kill, with and without its nsmgr), 2 and 4.
+// A test that runs on the simulator and on real VPP gives two rows; every subtest of a chosen
+// test runs, so both of its rows are listed.
 var scenarios = []scenario{
 	{"forwarder restart, tap", "TestForwarderRestartOverTap"},
-	{"forwarder restart, veth", "TestForwarderRestartOverVeth"},
-	{"client SIGKILL, connection expires", "TestKilledClientConnectionExpires"},
-	{"client and nsmgr SIGKILL, connection expires", "TestKilledClientAndNsmgrConnectionExpires"},
+	{"forwarder restart, veth", "TestForwarderRestartOverVeth/vppsim"},
+	{"forwarder restart, veth, real VPP", "TestForwarderRestartOverVeth/vpp"},
+	{"client SIGKILL, connection expires", "TestKilledClientConnectionExpires/vppsim"},
+	{"client SIGKILL, connection expires, real VPP", "TestKilledClientConnectionExpires/vpp"},
+	{"client and nsmgr SIGKILL, connection expires", "TestKilledClientAndNsmgrConnectionExpires/vppsim"},
+	{"client and nsmgr SIGKILL, connection expires, real VPP", "TestKilledClientAndNsmgrConnectionExpires/vpp"},
 	{"endpoint restart, two clients", "TestHealAfterEndpointRestartWithTwoClients"},
 	{"idle monitor streams cut, two nodes", "TestIdleCutMonitorStreamsAcrossNodes"},
 	// Not a field report: a sample of first Requests large enough for a spread.
@@ -93,10 +103,11 @@ func run() error {
 		return errors.New("no scenario to run")
 	}
 	started := time.Now()
+	skipped := map[string]string{}
 	for i := 1; i <= *runs; i++ {
 		for _, fwd := range []string{reference, subject} {
 			logPath := filepath.Join(work, fmt.Sprintf("run%d-%s.log", i, fwd))
-			took, runErr := runSuite(rootDir, testBinary, chosen, fwd, resultsPath, logPath, *lock)
+			took, runErr := runSuite(rootDir, testBinary, chosen, fwd, resultsPath, logPath, *lock, skipped)
 			fmt.Fprintf(os.Stderr, "e2e-compare: run %d/%d on %s took %s (%s)\n", i, *runs, fwd, took.Round(time.Second), outcome(runErr))
 		}
 	}
@@ -106,13 +117,20 @@ func run() error {
 	}
 	names := make([]string, 0, len(chosen))
 	for _, s := range chosen {
-		names = append(names, s.name)
+		if _, ok := skipped[s.name]; !ok {
+			names = append(names, s.name)
+		}
 	}
 	summary := compare.Summarize(results, reference, subject, *runs, names)
 	fmt.Printf("`make compare`: %d runs of each scenario on each forwarder, %s in all.\n\n", *runs, time.Since(started).Round(time.Second))
 	fmt.Print(summary.Markdown())
 	for _, s := range absent {
-		fmt.Printf("\nNot run: %s (no %s in this tree).\n", s.name, s.test)
+		fmt.Printf("\nNot run: %s (no %s in this tree).\n", s.name, s.topLevel())
+	}
+	for _, s := range chosen {
+		if reason, ok := skipped[s.name]; ok {
+			fmt.Printf("\nNot run: %s (%s skipped: %s).\n", s.name, s.test, reason)
+		}
 	}
 	if left := summary.Leftovers(); left != "" {
 		fmt.Printf("\nLeft behind once every client had closed:\n%s", left)
@@ -147,7 +165,7 @@ func selected(dir, only string) (chosen, absent []scenario, err error) {
 	for _, s := range scenarios {
 		switch {
 		case !onlyPattern.MatchString(s.test):
-		case strings.Contains(sources.String(), "func "+s.test+"(t *testing.T)"):
+		case strings.Contains(sources.String(), "func "+s.topLevel()+"(t *testing.T)"):
 			chosen = append(chosen, s)
 		default:
 			absent = append(absent, s)
@@ -158,11 +176,14 @@ func selected(dir, only string) (chosen, absent []scenario, err error) {
 
 // runSuite runs the chosen scenarios once on fwd. A failing scenario fails the suite, which
 // is expected of stock: the results file says what happened. A test that recorded no result
-// (it failed before it could, or it does not record) gets one from the suite's own verdict.
-func runSuite(root, testBinary string, chosen []scenario, fwd, resultsPath, logPath, lock string) (time.Duration, error) {
-	tests := make([]string, 0, len(chosen))
+// (it failed before it could, or it does not record) gets one from the suite's own verdict; one
+// that skipped (no real VPP on the machine) gets none, and its reason goes into skipped.
+func runSuite(root, testBinary string, chosen []scenario, fwd, resultsPath, logPath, lock string, skipped map[string]string) (time.Duration, error) {
+	var tests []string
 	for _, s := range chosen {
-		tests = append(tests, s.test)
+		if !slices.Contains(tests, s.topLevel()) {
+			tests = append(tests, s.topLevel())
+		}
 	}
 	argv := []string{testBinary, "-test.run", "^(" + strings.Join(tests, "|") + ")$", "-test.count=1", "-test.timeout=60m", "-test.v"}
 	if lock != "" {
@@ -194,6 +215,10 @@ func runSuite(root, testBinary string, chosen []scenario, fwd, resultsPath, logP
 	}
 	for _, s := range chosen {
 		if after[s.name] > before[s.name] {
+			continue
+		}
+		if reason, ok := compare.SkipReason(string(log), s.test); ok {
+			skipped[s.name] = reason
 			continue
 		}
 		passed := strings.Contains(string(log), "--- PASS: "+s.test+" ")
