@@ -49,7 +49,7 @@ func TestHealAfterEndpointRestartWithTwoClients(t *testing.T) {
 	defer cancel()
 	d := startDomain(ctx, t, sc)
 	rep := reportOf(t)
-	nse, err := d.StartEndpoint(ctx, d.Nodes[0], "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
+	nse, err := d.StartEndpoint(ctx, d.Nodes[0], "nse", service, endpointCIDR, domain.WithPolicyRoutes(crashPolicies...))
 	require.NoError(t, err)
 	clients := connectClients(ctx, t, d, sc, "nsc-a", "nsc-b")
 	rep.step("connected: kernel state, ping")
@@ -115,7 +115,7 @@ func TestEndpointChangesItsClientsContextOnRefresh(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()
 	d := startDomain(ctx, t, sc)
-	nse, err := d.StartEndpoint(ctx, d.Nodes[0], "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix),
+	nse, err := d.StartEndpoint(ctx, d.Nodes[0], "nse", service, endpointCIDR, domain.WithPolicyRoutes(crashPolicies...),
 		domain.WithRoutesThroughClients(routeThroughClient, rerouteThroughClient), domain.WithReaddressPrefix(readdressCIDR))
 	require.NoError(t, err)
 	client := connectClient(ctx, t, d, sc)
@@ -175,14 +175,14 @@ func routesThroughClient(ipContext *networkservice.IPContext) []string {
 }
 
 // connectWithPolicy brings sc's domain up with an endpoint that gives each
-// client a policy route, connects one client and checks both pods: how every
-// crash scenario with one client starts.
+// client several policy routes (crashPolicies), connects one client and
+// checks both pods: how every crash scenario with one client starts.
 func connectWithPolicy(t *testing.T, sc scenario) (context.Context, *domain.Domain, *domain.Endpoint, *domain.Client, connectionView) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	t.Cleanup(cancel)
 	d := startDomain(ctx, t, sc)
-	nse, err := d.StartEndpoint(ctx, d.Nodes[0], "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
+	nse, err := d.StartEndpoint(ctx, d.Nodes[0], "nse", service, endpointCIDR, domain.WithPolicyRoutes(crashPolicies...))
 	require.NoError(t, err)
 	client := connectClient(ctx, t, d, sc)
 	requirePolicies(t, client)

@@ -14,6 +14,14 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
 )
 
+// crashPolicies are the endpoint's policy routes in the crash scenarios
+// (e2e-nse's NSM_POLICY_ROUTES): three policies per client, so that a restart
+// recovers several rules and tables in one namespace (field report 3): all
+// traffic from the client's address to policyPrefix, TCP to port 5201 and
+// UDP to port 53 to halves of TEST-NET-1, each looked up in a table of its
+// own.
+var crashPolicies = []string{policyPrefix, "192.0.2.0/25@6:5201", "192.0.2.128/25@17:53"}
+
 const (
 	// policyPrefix is reached from the client's address through a policy
 	// route (TEST-NET-2: nothing is ever sent there).
@@ -36,10 +44,10 @@ const (
 	shortScenarioTime = 2 * time.Minute
 )
 
-// The forwarder is SIGKILLed while a client with a policy route is connected
-// over taps, and started again with the same environment; VPP (external to
-// the forwarder) and the kernel keep what the dead run made. Simulator only:
-// VPP's taps need /dev/vhost-net.
+// The forwarder is SIGKILLed while a client with several policy routes is
+// connected over taps, and started again with the same environment; VPP
+// (external to the forwarder) and the kernel keep what the dead run made.
+// Simulator only: VPP's taps need /dev/vhost-net.
 func TestForwarderRestartOverTap(t *testing.T) {
 	runForwarderRestart(t, scenario{report: "forwarder restart, tap", tag: "rtap", kernelType: "tap", linkType: "tuntap", nodes: 1, requestTimeout: crashRequestTimeout})
 }
@@ -93,7 +101,7 @@ func runKilledClient(t *testing.T, report, tag string, killNsmgr bool, realVPP s
 	d := startDomain(ctx, t, sc)
 	rep := reportOf(t)
 	node := d.Nodes[0]
-	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
+	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(crashPolicies...))
 	require.NoError(t, err)
 	client := connectClient(ctx, t, d, sc)
 	requirePolicies(t, client)
@@ -160,11 +168,12 @@ func runForwarderRestart(t *testing.T, sc scenario) {
 }
 
 // requirePolicies requires the endpoint to have given the client's
-// connection a policy route, so that the scenario exercises ip rules.
+// connection one policy route per crashPolicies selector, so that the
+// scenario exercises several ip rules and tables in one namespace.
 func requirePolicies(t *testing.T, client *domain.Client) {
 	t.Helper()
 	policies := client.Connections[0].GetContext().GetIpContext().GetPolicies()
-	require.NotEmpty(t, policies, "the endpoint put no policy route into the IP context")
+	require.Len(t, policies, len(crashPolicies), "the endpoint should give one policy per NSM_POLICY_ROUTES selector: %v", policies)
 }
 
 // requireGrantedAgainAfter waits until the client has rewritten its
