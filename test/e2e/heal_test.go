@@ -82,13 +82,18 @@ func TestHealAfterNsmgrRestart(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	sc := scenario{tag: "hmgr", kernelType: "tap", linkType: "tuntap", nodes: 1, requestTimeout: crashRequestTimeout}
+	sc := scenario{report: "nsmgr restart", tag: "hmgr", kernelType: "tap", linkType: "tuntap", nodes: 1, requestTimeout: crashRequestTimeout}
 	ctx, d, nse, client, before := connectWithPolicy(t, sc)
+	rep := reportOf(t)
 
+	rep.step("nsmgr restart")
 	killedAt := time.Now()
 	require.NoError(t, d.RestartNsmgr(ctx, d.Nodes[0]))
 	servingAfter := time.Since(killedAt)
+	rep.step("heal: client granted again")
 	healed := requireHealed(t, killedAt, client)
+	rep.recovered(healed)
+	rep.step("healed: kernel state, ping")
 	after := requireConnected(ctx, t, d, sc, client, nse)
 	if ourDesign(d) {
 		require.Equal(t, before.clientState.Rules, after.clientState.Rules,
@@ -96,6 +101,7 @@ func TestHealAfterNsmgrRestart(t *testing.T) {
 	}
 	logHealFigure(t, "nsmgr SIGKILL and restart", healed,
 		fmt.Sprintf("the new nsmgr served %s after the kill", servingAfter.Round(100*time.Millisecond)))
+	rep.step("close leaves nothing")
 	requireCloseLeavesNothing(ctx, t, d, client, nse)
 }
 

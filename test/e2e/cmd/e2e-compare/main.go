@@ -42,7 +42,10 @@ var scenarios = []scenario{
 	{"client and nsmgr SIGKILL, connection expires, real VPP", "TestKilledClientAndNsmgrConnectionExpires/vpp"},
 	{"endpoint restart, two clients", "TestHealAfterEndpointRestartWithTwoClients"},
 	{"idle monitor streams cut, two nodes", "TestIdleCutMonitorStreamsAcrossNodes"},
-	// Not a field report: a sample of first Requests large enough for a spread.
+	// Not field reports: a heal through a restarted nsmgr (the forwarder only passes it on,
+	// but its Close must still leave nothing), and a sample of first Requests large enough
+	// for a spread.
+	{"nsmgr restart", "TestHealAfterNsmgrRestart"},
 	{"8 clients one after another", "TestSequentialClientsFirstRequest"},
 }
 
