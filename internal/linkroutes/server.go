@@ -5,30 +5,25 @@ import (
 
 	"github.com/golang/protobuf/ptypes/empty"
 	"github.com/pkg/errors"
-	"github.com/vishvananda/netlink"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/utils/metadata"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/sdk/pkg/tools/postpone"
-
-	"github.com/nsmfwd/forwarder-vpp/internal/kernelmark"
 )
 
 type linkRoutesServer struct {
-	protocol netlink.RouteProtocol
+	*linkRoutes
 }
 
-// NewServer returns the element; a drop-in for sdk-kernel's routes.NewServer(). Its routes carry
-// kernelmark.Protocol, the mark restart cleanup looks for.
-func NewServer() networkservice.NetworkServiceServer {
-	return &linkRoutesServer{protocol: kernelmark.Protocol}
+// NewServer returns the element for the client's namespace; a drop-in for sdk-kernel's routes.NewServer().
+// Its routes carry kernelmark.Protocol, the mark restart cleanup looks for.
+func NewServer(opts ...Option) networkservice.NetworkServiceServer {
+	return &linkRoutesServer{newLinkRoutes(false, "linkroutes-server/", opts)}
 }
 
 func (s *linkRoutesServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
-	// Reject a bad IP context before the rest of the chain creates anything for it.
-	if _, err := desiredRoutes(request.GetConnection().GetContext().GetIpContext(), metadata.IsClient(s), 0, s.protocol); err != nil {
+	if err := s.validate(request.GetConnection()); err != nil {
 		return nil, err
 	}
 	postponeCtxFunc := postpone.ContextWithValues(ctx)
@@ -36,7 +31,7 @@ func (s *linkRoutesServer) Request(ctx context.Context, request *networkservice.
 	if err != nil {
 		return nil, err
 	}
-	if err := reconcile(ctx, conn, metadata.IsClient(s), s.protocol); err != nil {
+	if err := s.reconcile(ctx, conn); err != nil {
 		closeCtx, cancelClose := postponeCtxFunc()
 		defer cancelClose()
 		if _, closeErr := s.Close(closeCtx, conn); closeErr != nil {
@@ -48,7 +43,7 @@ func (s *linkRoutesServer) Request(ctx context.Context, request *networkservice.
 }
 
 func (s *linkRoutesServer) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
-	if err := removeAll(conn, s.protocol); err != nil {
+	if err := s.removeAll(conn); err != nil {
 		log.FromContext(ctx).Warnf("linkroutes: %v", err)
 	}
 	return next.Server(ctx).Close(ctx, conn)
