@@ -4,6 +4,7 @@
 GO        ?= go
 BIN       := $(CURDIR)/bin
 GOTESTFLAGS ?= -count=1 -timeout 40m
+FUZZTIME  ?= 1m
 # Every test that asks for a real VPP (test/realvpp) appends its outcome here; `make test` then
 # says how many ran on it.
 REALVPP_LOG := $(CURDIR)/.cache/realvpp-tests.log
@@ -54,13 +55,14 @@ test: fmt-check vet tools
 	@status=0; FORWARDER_REALVPP_LOG=$(REALVPP_LOG) $(GO) test $(GOTESTFLAGS) ./... || status=$$?; \
 		scripts/realvpp-summary.sh $(REALVPP_LOG); exit $$status
 
+# Every fuzz target (found with go test -list '^Fuzz') for FUZZTIME each, e.g. FUZZTIME=10m.
+# `make test` replays their committed corpora (testdata/fuzz) as regular tests.
+fuzz:
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
 # Needs Docker, kind, kubectl, git and network access (docs/deploy.md, "Tests").
 kind-e2e:
 	KIND_E2E=1 $(GO) test -count=1 -v -timeout $(KIND_E2E_TIMEOUT) -run TestKindE2E ./test/kind/
-
-# Every fuzz target for FUZZTIME (default 60s) each; `make test` runs their seed corpora already.
-fuzz:
-	scripts/fuzz.sh
 
 # A two-node NSM domain in network namespaces, a client pinging through forwarder-vpp, torn down.
 demo:

@@ -23,6 +23,7 @@ require (
 	github.com/vishvananda/netns v0.0.4
 	go.fd.io/govpp v0.11.0
 	go.opentelemetry.io/otel/sdk/metric v1.40.0
+	go.uber.org/goleak v1.3.1-0.20241121203838-4ff5fa6529ee
 	golang.org/x/net v0.48.0
 	golang.org/x/sys v0.40.0
 	golang.zx2c4.com/wireguard/wgctrl v0.0.0-20200609130330-bd2cb7843e1b

@@ -57,6 +57,8 @@ type Config struct {
 	KernelInterfaceType    kernelif.Kind `default:"auto" desc:"Kernel interface: auto (tap when /dev/vhost-net exists, else veth), tap or veth" split_words:"true"`
 	StateDir               string        `default:"/var/lib/networkservicemesh/forwarder-vpp" desc:"Directory of the forwarder's crash-safe state; each forwarder keeps its connection journal in the subdirectory named NSM_NAME" split_words:"true"`
 
+	RequestLimits
+
 	// InitParams is NSM_VPP_INIT_PARAMS loaded (or the defaults when unset).
 	InitParams vppinit.Params `ignored:"true"`
 	// VlanDomainToDevice is NSM_DEVICE_SELECTOR_FILE loaded (empty when unset).
@@ -118,15 +120,22 @@ func oneLine(s string) string {
 // Variables returns the name of every variable, in declaration order.
 func Variables() []string {
 	var names []string
-	configType := reflect.TypeOf(Config{})
-	for i := range configType.NumField() {
-		field := configType.Field(i)
-		if field.Tag.Get("ignored") == "true" {
-			continue
-		}
+	for _, field := range variableFields() {
 		names = append(names, variableName(field))
 	}
 	return names
+}
+
+// variableFields are the fields that are variables, those of embedded structs included.
+func variableFields() []reflect.StructField {
+	var fields []reflect.StructField
+	for _, field := range reflect.VisibleFields(reflect.TypeOf(Config{})) {
+		if field.Anonymous || field.Tag.Get("ignored") == "true" {
+			continue
+		}
+		fields = append(fields, field)
+	}
+	return fields
 }
 
 // variableName spells a field's variable as envconfig does with split_words.
@@ -156,14 +165,9 @@ var (
 // String lists every variable with its value, for the start-up log.
 func (c *Config) String() string {
 	value := reflect.ValueOf(c).Elem()
-	configType := value.Type()
 	var pairs []string
-	for i := range configType.NumField() {
-		field := configType.Field(i)
-		if field.Tag.Get("ignored") == "true" {
-			continue
-		}
-		fieldValue := value.Field(i).Interface()
+	for _, field := range variableFields() {
+		fieldValue := value.FieldByIndex(field.Index).Interface()
 		if u, ok := fieldValue.(url.URL); ok {
 			fieldValue = u.String()
 		}

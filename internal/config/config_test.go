@@ -16,6 +16,7 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
 	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
 )
 
@@ -67,6 +68,7 @@ func TestDefaults(t *testing.T) {
 	require.Empty(t, cfg.MechanismPriority)
 	require.Equal(t, kernelif.Auto, cfg.KernelInterfaceType)
 	require.Equal(t, "/var/lib/networkservicemesh/forwarder-vpp", cfg.StateDir)
+	require.Equal(t, requestcheck.DefaultLimits(), cfg.RequestLimits.Limits(), "the bounds and the variables naming them")
 }
 
 func TestEveryVariable(t *testing.T) {
@@ -82,10 +84,7 @@ func TestEveryVariable(t *testing.T) {
 
 	// needs are the other variables a value needs to be valid.
 	needs := map[string]map[string]string{"NSM_PROMETHEUS_CERT_FILE": tlsPair, "NSM_PROMETHEUS_KEY_FILE": tlsPair, "NSM_PROMETHEUS_CA_FILE": tlsPair}
-	cases := []struct {
-		variable, value string
-		check           func(t *testing.T, cfg *config.Config)
-	}{
+	cases := []variableCase{
 		{"NSM_NAME", "fwd-a", func(t *testing.T, c *config.Config) { require.Equal(t, "fwd-a", c.Name) }},
 		{"NSM_LABELS", "p2p:true,zone:b", func(t *testing.T, c *config.Config) {
 			require.Equal(t, map[string]string{"p2p": "true", "zone": "b"}, c.Labels)
@@ -134,6 +133,17 @@ func TestEveryVariable(t *testing.T) {
 		}},
 		{"NSM_KERNEL_INTERFACE_TYPE", "veth", func(t *testing.T, c *config.Config) { require.Equal(t, kernelif.Veth, c.KernelInterfaceType) }},
 		{"NSM_STATE_DIR", "/var/lib/fwd-state", func(t *testing.T, c *config.Config) { require.Equal(t, "/var/lib/fwd-state", c.StateDir) }},
+		requestLimitCase("NSM_MAX_REQUEST_MECHANISMS", func(l requestcheck.Limits) requestcheck.Limit { return l.MechanismPreferences }),
+		requestLimitCase("NSM_MAX_REQUEST_PATH_SEGMENTS", func(l requestcheck.Limits) requestcheck.Limit { return l.PathSegments }),
+		requestLimitCase("NSM_MAX_REQUEST_LABELS", func(l requestcheck.Limits) requestcheck.Limit { return l.Labels }),
+		requestLimitCase("NSM_MAX_REQUEST_LABEL_SIZE", func(l requestcheck.Limits) requestcheck.Limit { return l.LabelSize }),
+		requestLimitCase("NSM_MAX_REQUEST_ADDRESSES", func(l requestcheck.Limits) requestcheck.Limit { return l.Addresses }),
+		requestLimitCase("NSM_MAX_REQUEST_ROUTES", func(l requestcheck.Limits) requestcheck.Limit { return l.Routes }),
+		requestLimitCase("NSM_MAX_REQUEST_POLICIES", func(l requestcheck.Limits) requestcheck.Limit { return l.Policies }),
+		requestLimitCase("NSM_MAX_REQUEST_POLICY_ROUTES", func(l requestcheck.Limits) requestcheck.Limit { return l.PolicyRoutes }),
+		requestLimitCase("NSM_MAX_REQUEST_PREFIXES", func(l requestcheck.Limits) requestcheck.Limit { return l.Prefixes }),
+		requestLimitCase("NSM_MAX_REQUEST_NEIGHBORS", func(l requestcheck.Limits) requestcheck.Limit { return l.Neighbors }),
+		requestLimitCase("NSM_MAX_REQUEST_DNS_ENTRIES", func(l requestcheck.Limits) requestcheck.Limit { return l.DNSEntries }),
 	}
 	covered := map[string]bool{}
 	for _, tc := range cases {
@@ -152,6 +162,18 @@ func TestEveryVariable(t *testing.T) {
 	for _, variable := range config.Variables() {
 		require.True(t, covered[variable], "%s has no test case", variable)
 	}
+}
+
+type variableCase struct {
+	variable, value string
+	check           func(t *testing.T, cfg *config.Config)
+}
+
+// requestLimitCase sets the variable to 7 and expects the bound it names to be 7, named after it.
+func requestLimitCase(variable string, limitOf func(requestcheck.Limits) requestcheck.Limit) variableCase {
+	return variableCase{variable, "7", func(t *testing.T, c *config.Config) {
+		require.Equal(t, requestcheck.Limit{Max: 7, Setting: variable}, limitOf(c.RequestLimits.Limits()))
+	}}
 }
 
 func TestBadValues(t *testing.T) {
@@ -204,6 +226,9 @@ func TestBadValues(t *testing.T) {
 		{"NSM_KERNEL_INTERFACE_TYPE", "macvlan"},
 		{"TELEMETRY", "on"},
 		{"PROMETHEUS", "enabled"},
+		{"NSM_MAX_REQUEST_POLICIES", "0"},
+		{"NSM_MAX_REQUEST_ROUTES", "-5"},
+		{"NSM_MAX_REQUEST_LABEL_SIZE", "4k"},
 	}
 	for _, tc := range cases {
 		requireRejected(t, tc.variable, tc.value, nil)
@@ -256,7 +281,8 @@ func TestUsageListsEveryVariableWithDefaultAndDescription(t *testing.T) {
 	require.NoError(t, config.PrintUsage(&out))
 	lines := strings.Split(out.String(), "\n")
 	variables := config.Variables()
-	require.Len(t, variables, reflect.TypeOf(config.Config{}).NumField()-2, "every field but the two loaded ones is a variable")
+	require.Len(t, variables, reflect.TypeOf(config.Config{}).NumField()-3+reflect.TypeOf(config.RequestLimits{}).NumField(),
+		"every field but the two loaded ones and the embedded request limits is a variable, and so is every request limit")
 	for _, variable := range variables {
 		var line string
 		for _, candidate := range lines {

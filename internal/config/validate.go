@@ -59,6 +59,7 @@ func (c *Config) validate() error {
 		c.normalizeMechanismPriority,
 		c.loadInitParams,
 		c.loadDeviceSelector,
+		c.checkRequestLimits,
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {

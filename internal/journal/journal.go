@@ -87,12 +87,21 @@ func load(path string) (*networkservice.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeRecord(filepath.Base(path), data)
+}
+
+// decodeRecord parses the content of the record file called name. It accepts only what Record
+// writes: the stripped connection, in the file its ID names.
+func decodeRecord(name string, data []byte) (*networkservice.Connection, error) {
 	conn := &networkservice.Connection{}
 	if err := protojson.Unmarshal(data, conn); err != nil {
 		return nil, err
 	}
-	if filepath.Base(path) != fileName(conn.GetId()) {
+	if name != fileName(conn.GetId()) {
 		return nil, errors.Errorf("holds connection %q, which belongs in %s", conn.GetId(), fileName(conn.GetId()))
+	}
+	if stripped := strip(conn); stripped == nil || !proto.Equal(stripped, conn) {
+		return nil, errors.Errorf("holds more or less than a record of connection %q", conn.GetId())
 	}
 	return conn, nil
 }

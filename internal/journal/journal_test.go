@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/golang/protobuf/ptypes/empty"
@@ -142,14 +143,32 @@ func TestUnreadableRecordsAreRemovedAtOpen(t *testing.T) {
 	require.NoError(t, os.WriteFile(misplaced, []byte(`{"id": "conn-9"}`), 0o600))
 	interrupted := filepath.Join(dir, ".tmp-12345")
 	require.NoError(t, os.WriteFile(interrupted, []byte("half a rec"), 0o600))
+	// In the right file, but with more than Record writes: not a record of this journal.
+	require.NoError(t, j.Record(kernelConnection("conn-2", "")))
+	enlarged := recordFileOf(t, dir, "conn-2")
+	require.NoError(t, os.WriteFile(enlarged, []byte(`{"id": "conn-2", "mechanism": {"type": "KERNEL"}, "labels": {"a": "b"}}`), 0o600))
 
 	reopened, err := journal.Open(ctx, dir)
 	require.NoError(t, err)
 	require.Len(t, reopened.Connections(), 1)
-	for _, removed := range []string{garbage, misplaced, interrupted} {
+	for _, removed := range []string{garbage, misplaced, interrupted, enlarged} {
 		_, err := os.Stat(removed)
 		require.True(t, os.IsNotExist(err), "%s was kept", removed)
 	}
+}
+
+// recordFileOf finds the file that holds the record of connection id.
+func recordFileOf(t *testing.T, dir, id string) string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	require.NoError(t, err)
+	for _, name := range names {
+		if data, err := os.ReadFile(name); err == nil && strings.Contains(string(data), `"`+id+`"`) {
+			return name
+		}
+	}
+	t.Fatalf("no record of %s in %s", id, dir)
+	return ""
 }
 
 func TestOpenFailsOnADirectoryItCannotWrite(t *testing.T) {

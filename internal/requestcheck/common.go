@@ -3,20 +3,25 @@ package requestcheck
 import (
 	"fmt"
 	"net"
-	"net/url"
 	"strings"
 
 	"github.com/pkg/errors"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/recvnetns"
 )
 
-// netNSURLSchemes are the forms a kernel mechanism's namespace arrives in: file:// once the
-// forwarder holds the namespace, inode:// while it is still to be received over the socket.
-var netNSURLSchemes = map[string]bool{"file": true, "inode": true}
-
-func check(request *networkservice.NetworkServiceRequest) error {
+// check returns why request must be refused, naming the field, or nil. It runs the bounds first, so
+// that an oversized Request costs no parsing, and reads nothing but the Request.
+func check(request *networkservice.NetworkServiceRequest, limits *Limits) error {
+	if err := checkLimits(request, limits); err != nil {
+		return err
+	}
+	if err := recvnetns.CheckWire(request); err != nil {
+		return err
+	}
 	if mechanism := request.GetConnection().GetMechanism(); mechanism != nil {
 		if err := checkMechanism("mechanism", mechanism); err != nil {
 			return err
@@ -38,12 +43,6 @@ func checkMechanism(field string, mechanism *networkservice.Mechanism) error {
 	if name := kernelMechanism.GetInterfaceName(); name != "" {
 		if err := checkInterfaceName(name); err != nil {
 			return errors.Wrapf(err, "%s.parameters.%s %q", field, kernel.InterfaceNameKey, name)
-		}
-	}
-	if netNSURL := kernelMechanism.GetNetNSURL(); netNSURL != "" {
-		u, err := url.Parse(netNSURL)
-		if err != nil || !netNSURLSchemes[u.Scheme] || u.Path == "" {
-			return errors.Errorf("%s.parameters.%s %q is not a file:// or inode:// namespace URL", field, kernel.NetNSURL, netNSURL)
 		}
 	}
 	return nil

@@ -11,15 +11,21 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 )
 
-type requestCheckServer struct{}
+type requestCheckServer struct {
+	limits Limits
+}
 
-// NewServer returns the element. Place it before every element that creates resources.
-func NewServer() networkservice.NetworkServiceServer {
-	return &requestCheckServer{}
+// NewServer returns the element. Place it first, before every element that acts on a Request.
+func NewServer(opts ...Option) networkservice.NetworkServiceServer {
+	o := &options{limits: DefaultLimits()}
+	for _, opt := range opts {
+		opt(o)
+	}
+	return &requestCheckServer{limits: o.limits}
 }
 
 func (s *requestCheckServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
-	if err := check(request); err != nil {
+	if err := check(request, &s.limits); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "connection %s: %v", request.GetConnection().GetId(), err)
 	}
 	return next.Server(ctx).Request(ctx, request)

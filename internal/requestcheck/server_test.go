@@ -33,7 +33,7 @@ func validRequest() *networkservice.NetworkServiceRequest {
 			Cls:  cls.LOCAL,
 			Type: kernel.MECHANISM,
 			Parameters: map[string]string{
-				kernel.NetNSURL:         "file:///proc/1/ns/net",
+				kernel.NetNSURL:         "inode://4/4026531840",
 				kernel.InterfaceNameKey: "nsm-1",
 			},
 		}},
@@ -76,6 +76,12 @@ func TestBadRequestsAreRefusedNamingTheField(t *testing.T) {
 		"namespace URL scheme": {func(r *networkservice.NetworkServiceRequest) {
 			r.GetMechanismPreferences()[0].GetParameters()[kernel.NetNSURL] = "/proc/1/ns/net"
 		}, `mechanismPreferences[0].parameters.inodeURL "/proc/1/ns/net"`},
+		"namespace by path": {func(r *networkservice.NetworkServiceRequest) {
+			r.GetMechanismPreferences()[0].GetParameters()[kernel.NetNSURL] = "file:///proc/1/ns/net"
+		}, `mechanismPreferences[0].parameters.inodeURL "file:///proc/1/ns/net"`},
+		"namespace missing": {func(r *networkservice.NetworkServiceRequest) {
+			delete(r.GetMechanismPreferences()[0].GetParameters(), kernel.NetNSURL)
+		}, `mechanismPreferences[0].parameters.inodeURL is missing`},
 		"selected mechanism": {func(r *networkservice.NetworkServiceRequest) {
 			r.GetConnection().Mechanism = r.GetMechanismPreferences()[0].Clone()
 			r.GetConnection().GetMechanism().GetParameters()[kernel.NetNSURL] = "http://x/y"

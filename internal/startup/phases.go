@@ -26,6 +26,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
 	"github.com/nsmfwd/forwarder-vpp/internal/markedroutes"
 	"github.com/nsmfwd/forwarder-vpp/internal/registration"
+	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 	"github.com/nsmfwd/forwarder-vpp/internal/serve"
 	"github.com/nsmfwd/forwarder-vpp/internal/svid"
@@ -201,6 +202,7 @@ func (f *forwarder) buildEndpoint() error {
 		xconnect.WithCleanupOptions(cleanup.WithoutGRPCCall(), cleanup.WithDoneChan(cleanupDone)),
 		xconnect.WithVxlanOptions(vxlan.WithPort(cfg.VxlanPort)),
 		xconnect.WithKernelInterface(cfg.KernelInterfaceType),
+		xconnect.WithRequestCheckOptions(requestcheck.WithLimits(cfg.RequestLimits.Limits())),
 	)
 	if err != nil {
 		closeConnections()

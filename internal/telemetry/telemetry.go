@@ -8,7 +8,6 @@ import (
 
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/sdk/pkg/tools/opentelemetry"
-	"github.com/networkservicemesh/sdk/pkg/tools/pprofutils"
 	"github.com/networkservicemesh/sdk/pkg/tools/prometheus"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
@@ -40,7 +39,7 @@ func Start(ctx context.Context, abort context.CancelFunc, cfg *config.Config) io
 		server.ListenAndServe(ctx, abort)
 	}
 	if cfg.PprofEnabled {
-		go pprofutils.ListenAndServe(ctx, cfg.PprofListenOn)
+		servePprof(ctx, cfg.PprofListenOn)
 	}
 	return closer
 }

@@ -44,6 +44,32 @@ func TestPprofServesWhenEnabled(t *testing.T) {
 	}, 5*time.Second, 50*time.Millisecond)
 }
 
+// The profiler stops with the forwarder's context: sdk's would serve on, and leak.
+func TestPprofStopsWithItsContext(t *testing.T) {
+	t.Setenv("TELEMETRY", "false")
+	t.Setenv("PROMETHEUS", "false")
+	ctx, cancel := context.WithCancel(context.Background())
+	address := freeAddress(t)
+	closer := telemetry.Start(ctx, cancel, &config.Config{Name: "forwarder", PprofEnabled: true, PprofListenOn: address})
+	require.Eventually(t, func() bool {
+		conn, err := net.DialTimeout("tcp", address, 200*time.Millisecond)
+		if err == nil {
+			_ = conn.Close()
+		}
+		return err == nil
+	}, 5*time.Second, 50*time.Millisecond)
+
+	cancel()
+	require.NoError(t, closer.Close())
+	require.Eventually(t, func() bool {
+		conn, err := net.DialTimeout("tcp", address, 200*time.Millisecond)
+		if err == nil {
+			_ = conn.Close()
+		}
+		return err != nil
+	}, 5*time.Second, 50*time.Millisecond, "the profiler outlived its context")
+}
+
 func TestNothingListensWhenDisabled(t *testing.T) {
 	t.Setenv("TELEMETRY", "false")
 	t.Setenv("PROMETHEUS", "false")

@@ -129,8 +129,16 @@ func boundedBy(ctx context.Context, limit time.Duration) time.Duration {
 	return limit
 }
 
-func startLocal(ctx, lifetime context.Context, binary, rootDir string, timeout time.Duration) (*Connection, error) {
-	conn, exited := vpphelper.StartAndDialContext(lifetime, vpphelper.WithRootDir(rootDir))
+// startLocal starts VPP for lifetime. A VPP that fails to come up is stopped, and so is
+// vpphelper's wait for its socket, which would otherwise last as long as lifetime.
+func startLocal(ctx, lifetime context.Context, binary, rootDir string, timeout time.Duration) (c *Connection, err error) {
+	vppCtx, stopVPP := context.WithCancel(lifetime)
+	defer func() {
+		if err != nil {
+			stopVPP()
+		}
+	}()
+	conn, exited := vpphelper.StartAndDialContext(vppCtx, vpphelper.WithRootDir(rootDir))
 	socket := filepath.Join("/", rootDir, "var/run/vpp/api.sock")
 	if conn == nil {
 		return nil, fmt.Errorf("starting %s failed: %v", binary, <-exited)

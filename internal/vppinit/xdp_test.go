@@ -28,6 +28,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/utils/metadata"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
+	"github.com/nsmfwd/forwarder-vpp/test/leaktest"
 	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
@@ -64,7 +65,7 @@ func xdpProgram(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := leaktest.Run(m)
 	if builtObject != "" {
 		_ = os.RemoveAll(filepath.Dir(builtObject))
 	}

@@ -10,7 +10,10 @@
 //     one line, the place for this project's own policy-route element;
 //   - expiry releases the data plane of a connection that expired without a Close getting
 //     through authorize (field report 1);
-//   - requestcheck refuses malformed Requests with InvalidArgument before anything is programmed;
+//   - requestcheck, first behind authorize, refuses malformed and oversized Requests with
+//     InvalidArgument before any element acts;
+//   - recvnetns wraps sdk's recvfd on both halves: a namespace is opened only as the file
+//     descriptor the peer passed, never by a path the peer wrote;
 //   - the onward dials carry monitorretry, so a next-hop monitor stream cut while the next hop
 //     lives is re-opened without a DOWN (field report 4), and a dead next hop is reported at once.
 package xconnect

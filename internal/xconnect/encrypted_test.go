@@ -52,10 +52,12 @@ func startEncryptedTunnel(t *testing.T, backend vpptest.Backend, mechanism strin
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	e.peer = nodes.vppB
+	forwarder := newForwarder(ctx, t, nodes.vppA, nodes.vppA, nodes.kind, xconnect.WithMechanismPriority([]string{mechanism}))
 	e.harness = &harness{
 		ctx:       clienturlctx.WithClientURL(ctx, nodes.serveEndpointNode(ctx, t, e.nse)),
 		vpp:       nodes.vppA,
-		forwarder: newForwarder(ctx, t, nodes.vppA, nodes.vppA, nodes.kind, xconnect.WithMechanismPriority([]string{mechanism})),
+		forwarder: forwarder,
+		nsmgr:     serveForwarder(t, forwarder),
 	}
 	return e
 }

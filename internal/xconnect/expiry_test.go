@@ -1,12 +1,10 @@
 package xconnect_test
 
 import (
-	"net"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
@@ -38,8 +36,7 @@ func requestThenDie(t *testing.T, grace time.Duration) (h *harness, nscNS, nseNS
 	request.GetConnection().GetPath().GetPathSegments()[0].Token = tok
 	request.GetConnection().GetPath().GetPathSegments()[0].Expires = timestamppb.New(expires)
 
-	ctx := peer.NewContext(h.ctx, &peer.Peer{Addr: &net.UnixAddr{Name: "nsmgr.sock", Net: "unix"}})
-	_, err = h.forwarder.Request(ctx, request)
+	_, err = h.nsmgr.Request(h.ctx, request)
 	require.NoError(t, err)
 	require.NotNil(t, linkIn(t, nscNS, "nsc-1"))
 	return h, nscNS, nseNS

@@ -2,8 +2,10 @@ package xconnect_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,13 +44,14 @@ type harness struct {
 	ctx       context.Context
 	vpp       *testVPP
 	forwarder endpoint.Endpoint
+	nsmgr     *nsmgr
 	hop       *nextHop
 }
 
 // newHarness runs the forwarder endpoint in-process on a VPP of backend, connecting onward to
-// hop. The test plays nsmgr: it calls the endpoint directly with the next hop's URL already
-// chosen. VPP gets a node namespace of its own unless the veth mechanism needs it to share the
-// test process's (see startTestVPP).
+// hop. The test plays nsmgr: it calls the endpoint over gRPC, passing namespaces as file
+// descriptors, with the next hop's URL already chosen. VPP gets a node namespace of its own unless
+// the veth mechanism needs it to share the test process's (see startTestVPP).
 func newHarness(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, hop *nextHop, opts ...xconnect.Option) *harness {
 	t.Helper()
 	return newHarnessWith(t, backend, kind, hop, func(*testVPP) []xconnect.Option { return opts })
@@ -65,10 +68,12 @@ func newHarnessWith(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, h
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	hopURL := hop.serve(ctx, t)
+	forwarder := newForwarder(ctx, t, vpp, vpp, kind, optsFor(vpp)...)
 	return &harness{
 		ctx:       clienturlctx.WithClientURL(ctx, hopURL),
 		vpp:       vpp,
-		forwarder: newForwarder(ctx, t, vpp, vpp, kind, optsFor(vpp)...),
+		forwarder: forwarder,
+		nsmgr:     serveForwarder(t, forwarder),
 		hop:       hop,
 	}
 }
@@ -113,7 +118,7 @@ func (h *harness) request(t *testing.T, request *networkservice.NetworkServiceRe
 	t.Helper()
 	ctx, cancel := context.WithTimeout(h.ctx, 20*time.Second)
 	defer cancel()
-	conn, err := h.forwarder.Request(ctx, request)
+	conn, err := h.nsmgr.Request(ctx, request)
 	require.NoError(t, err)
 	return conn
 }
@@ -122,11 +127,12 @@ func (h *harness) close(t *testing.T, conn *networkservice.Connection) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(h.ctx, 20*time.Second)
 	defer cancel()
-	_, err := h.forwarder.Close(ctx, conn)
+	_, err := h.nsmgr.Close(ctx, conn)
 	require.NoError(t, err)
 }
 
-// kernelRequest is what nsmgr forwards for a client asking for a kernel interface in netnsPath.
+// kernelRequest is what nsmgr forwards for a client asking for a kernel interface in netnsPath;
+// nsmgr passes the namespace as a file descriptor.
 func kernelRequest(connID, netnsPath, ifName, connPayload string) *networkservice.NetworkServiceRequest {
 	return &networkservice.NetworkServiceRequest{
 		Connection: &networkservice.Connection{
@@ -152,7 +158,8 @@ func kernelRequest(connID, netnsPath, ifName, connPayload string) *networkservic
 	}
 }
 
-// kernelNextHop accepts the kernel mechanism into its own namespace, as a local NSE does.
+// kernelNextHop accepts the kernel mechanism into its own namespace, as a local NSE does, and
+// passes the namespace back as a file descriptor.
 func kernelNextHop(netnsPath, ifName string) *nextHop {
 	return &nextHop{mechanismType: kernelmech.MECHANISM, configure: func(m *networkservice.Mechanism) {
 		m.Parameters[kernelmech.NetNSURL] = "file://" + netnsPath
@@ -172,10 +179,20 @@ func requireKernelEnd(t *testing.T, netnsPath, ifName, alias, address string) ne
 func tapCreatedFor(t *testing.T, creates []*tapv2.TapCreateV3, netnsPath string) *tapv2.TapCreateV3 {
 	t.Helper()
 	for _, create := range creates {
-		if create.HostNamespace == netnsPath {
+		if netnsID(create.HostNamespace) == netnsID(netnsPath) {
 			return create
 		}
 	}
 	t.Fatalf("no tap_create_v3 for %s among %+v", netnsPath, creates)
 	return nil
+}
+
+// netnsID identifies the namespace a path opens by device and inode: the forwarder hands VPP the
+// descriptor it received (/proc/<pid>/fd/<n>), never the path the client opened.
+func netnsID(path string) string {
+	var stat syscall.Stat_t
+	if err := syscall.Stat(path, &stat); err != nil {
+		return "unopenable " + path
+	}
+	return fmt.Sprintf("%d:%d", stat.Dev, stat.Ino)
 }

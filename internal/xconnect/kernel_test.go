@@ -3,6 +3,7 @@ package xconnect_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
@@ -19,6 +20,7 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/tapv2"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
@@ -114,7 +116,7 @@ func TestMalformedRequestIsRefusedBeforeVPPIsTouched(t *testing.T) {
 		request := kernelRequest("conn-bad", nscNS, "nsc-1", payload.IP)
 		request.GetConnection().GetContext().GetIpContext().SrcIpAddrs = []string{"172.16.0.1"}
 
-		_, err := h.forwarder.Request(h.ctx, request)
+		_, err := h.nsmgr.Request(h.ctx, request)
 		require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 		require.Contains(t, err.Error(), `"172.16.0.1"`)
 		require.Empty(t, h.vpp.Requests()[h.vpp.initRequests:], "the forwarder sent VPP something")
@@ -138,7 +140,9 @@ func testMemifRequestAndClose(t *testing.T, backend vpptest.Backend) {
 	require.Len(t, sockets, 1)
 	require.True(t, sockets[0].IsAdd)
 	require.True(t, strings.HasPrefix(sockets[0].SocketFilename, "abstract:"), "an abstract socket, got %q", sockets[0].SocketFilename)
-	require.True(t, strings.HasSuffix(sockets[0].SocketFilename, ",netns_name="+nscNS), "the socket must live in the client's namespace, got %q", sockets[0].SocketFilename)
+	_, socketNetns, found := strings.Cut(sockets[0].SocketFilename, ",netns_name=")
+	require.True(t, found, "the socket must name a namespace, got %q", sockets[0].SocketFilename)
+	require.Equal(t, netnsID(nscNS), netnsID(socketNetns), "the socket must live in the client's namespace, got %q", sockets[0].SocketFilename)
 	memifs := sentOfType[*memifapi.MemifCreate](h.vpp)
 	require.Len(t, memifs, 1)
 	require.Equal(t, memifapi.MEMIF_ROLE_API_MASTER, memifs[0].Role, "the forwarder serves the client's memif")
@@ -153,4 +157,26 @@ func testMemifRequestAndClose(t *testing.T, backend vpptest.Backend) {
 	require.Len(t, removedSockets, 2)
 	require.False(t, removedSockets[1].IsAdd)
 	require.Nil(t, linkIn(t, nseNS, "nse-1"))
+}
+
+// nsmgr refreshes with the connection the forwarder returned; the forwarder refreshes onward with
+// the connection the next hop returned, whose namespace it now holds as a descriptor of its own.
+func TestKernelRefreshKeepsTheDataPath(t *testing.T) {
+	vpptest.Each(t, testKernelRefreshKeepsTheDataPath)
+}
+
+func testKernelRefreshKeepsTheDataPath(t *testing.T, backend vpptest.Backend) {
+	nsc, nse := vppsimtest.NewNetns(t, netnsPrefix), vppsimtest.NewNetns(t, netnsPrefix)
+	h := newHarness(t, backend, kindOn(backend), kernelNextHop(nse.Path(), "nse-1"))
+	request := kernelRequest("conn-refresh", nsc.Path(), "nsc-1", payload.IP)
+	conn := h.request(t, request.Clone())
+
+	request.Connection = conn.Clone()
+	conn = h.request(t, request)
+
+	created := len(sentOfType[*tapv2.TapCreateV3](h.vpp)) + len(sentOfType[*af_packet.AfPacketCreateV3](h.vpp))
+	require.Equal(t, 2, created, "a refresh creates nothing new")
+	require.NoError(t, vppsimtest.Ping(nsc, nscIP, nseIP, 5*time.Second))
+	h.close(t, conn)
+	h.vpp.requireOnlyUplink(t)
 }

@@ -10,15 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edwarnicke/grpcfd"
 	"github.com/golang/protobuf/ptypes/empty"
 	"github.com/pkg/errors"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 	"github.com/networkservicemesh/sdk/pkg/tools/sandbox"
 )
@@ -36,6 +39,7 @@ type nextHop struct {
 	cutMonitorStreams int32
 	monitorCutDelay   time.Duration
 	monitorStreams    atomic.Int32
+	requests          atomic.Int32
 
 	// kill stops serving as a SIGKILL does: open streams break and the socket stays, refusing.
 	kill func()
@@ -45,6 +49,7 @@ type nextHop struct {
 }
 
 func (h *nextHop) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
+	h.requests.Add(1)
 	for _, offered := range request.GetMechanismPreferences() {
 		if offered.GetType() != h.mechanismType {
 			continue
@@ -84,10 +89,10 @@ func (h *nextHop) serve(ctx context.Context, t *testing.T) *url.URL {
 	if unixListener, ok := listener.(*net.UnixListener); ok {
 		unixListener.SetUnlinkOnClose(false)
 	}
-	server := grpc.NewServer()
+	server := grpc.NewServer(grpc.Creds(grpcfd.TransportCredentials(insecure.NewCredentials())))
 	ep := endpoint.NewServer(ctx, sandbox.GenerateTestToken,
 		endpoint.WithName("next-hop"),
-		endpoint.WithAdditionalFunctionality(h),
+		endpoint.WithAdditionalFunctionality(sendfd.NewServer(), h),
 	)
 	networkservice.RegisterNetworkServiceServer(server, ep)
 	networkservice.RegisterMonitorConnectionServer(server, &cuttingMonitor{MonitorConnectionServer: ep, hop: h})

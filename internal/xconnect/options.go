@@ -17,6 +17,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
+	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 )
 
@@ -37,6 +38,7 @@ type options struct {
 	expiryOptions          []expiry.Option
 	leftovers              *restore.Leftovers
 	journal                *journal.Journal
+	requestCheckOptions    []requestcheck.Option
 }
 
 func defaultOptions() *options {
@@ -138,4 +140,9 @@ func WithLeftovers(leftovers *restore.Leftovers) Option {
 // state if it dies while the forwarder is down (see package journal). Without it nothing is recorded.
 func WithJournal(j *journal.Journal) Option {
 	return func(o *options) { o.journal = j }
+}
+
+// WithRequestCheckOptions configures the checks every Request passes first (e.g. its bounds).
+func WithRequestCheckOptions(requestCheckOptions ...requestcheck.Option) Option {
+	return func(o *options) { o.requestCheckOptions = requestCheckOptions }
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
 	"github.com/networkservicemesh/sdk/pkg/tools/clienturlctx"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
@@ -36,19 +35,19 @@ func newRestartPeers(ctx context.Context, t *testing.T) *restartPeers {
 	return p
 }
 
-func (p *restartPeers) request(t *testing.T, forwarder endpoint.Endpoint, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
+func (p *restartPeers) request(t *testing.T, forwarder *nsmgr, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(clienturlctx.WithClientURL(context.Background(), p.hopURL), 20*time.Second)
 	defer cancel()
 	return forwarder.Request(ctx, request)
 }
 
-// tapsOf lists the host names of the simulator's taps tagged with owner.
+// tapsOf lists the namespaces (netnsID) and host names of the simulator's taps tagged with owner.
 func tapsOf(vpp *testVPP, owner string) []string {
 	var names []string
 	for _, iface := range vpp.Sim.State().Interfaces {
 		if iface.Tap != nil && iface.Tag == owner {
-			names = append(names, iface.Tap.HostNamespace+" "+iface.Tap.HostIfName)
+			names = append(names, netnsID(iface.Tap.HostNamespace)+" "+iface.Tap.HostIfName)
 		}
 	}
 	sort.Strings(names)
@@ -69,7 +68,7 @@ func TestRestartedForwarderRebuildsRequestedConnectionsAndReleasesTheRest(t *tes
 
 	// Run A: both connections up, the first one carrying traffic.
 	vppConnA := vpp.Dial(t)
-	forwarderA := newForwarder(ctxA, t, vpp, vppConnA, kernelif.Tap)
+	forwarderA := serveForwarder(t, newForwarder(ctxA, t, vpp, vppConnA, kernelif.Tap))
 	keptRequest := kernelRequest("conn-kept", kept.nsc.Path(), "nsc-1", payload.IP)
 	keptConn, err := kept.request(t, forwarderA, keptRequest.Clone())
 	require.NoError(t, err)
@@ -78,7 +77,7 @@ func TestRestartedForwarderRebuildsRequestedConnectionsAndReleasesTheRest(t *tes
 	require.NoError(t, vppsimtest.Ping(kept.nsc, nscIP, nseIP, 5*time.Second))
 	keptOwner := keptConn.GetPath().GetPathSegments()[1].GetId()
 	droppedOwner := droppedConn.GetPath().GetPathSegments()[1].GetId()
-	keptTaps := []string{kept.nsc.Path() + " nsc-1", kept.nse.Path() + " nse-1"}
+	keptTaps := []string{netnsID(kept.nsc.Path()) + " nsc-1", netnsID(kept.nse.Path()) + " nse-1"}
 	sort.Strings(keptTaps)
 	require.Equal(t, keptTaps, tapsOf(vpp, keptOwner))
 
@@ -97,7 +96,7 @@ func TestRestartedForwarderRebuildsRequestedConnectionsAndReleasesTheRest(t *tes
 	owners := []string{keptOwner, droppedOwner}
 	sort.Strings(owners)
 	require.Equal(t, owners, leftovers.Owners(), "the scan must find both connections by their VPP tags")
-	forwarderB := newForwarder(ctx, t, vpp, vppConnB, kernelif.Tap, xconnect.WithLeftovers(leftovers))
+	forwarderB := serveForwarder(t, newForwarder(ctx, t, vpp, vppConnB, kernelif.Tap, xconnect.WithLeftovers(leftovers)))
 
 	// nsmgr heals the first connection through B with the connection A returned.
 	keptRequest.Connection = keptConn.Clone()
@@ -174,7 +173,7 @@ func testRestartedForwarderRebuildsAVethConnection(t *testing.T, backend vpptest
 	kept, dropped := newRestartPeers(ctx, t), newRestartPeers(ctx, t)
 
 	vppConnA := vpp.Dial(t)
-	forwarderA := newForwarder(ctxA, t, vpp, vppConnA, kernelif.Veth)
+	forwarderA := serveForwarder(t, newForwarder(ctxA, t, vpp, vppConnA, kernelif.Veth))
 	keptRequest := kernelRequest("conn-kept-veth", kept.nsc.Path(), "nsc-1", payload.IP)
 	keptConn, err := kept.request(t, forwarderA, keptRequest.Clone())
 	require.NoError(t, err)
@@ -194,7 +193,7 @@ func testRestartedForwarderRebuildsAVethConnection(t *testing.T, backend vpptest
 	for _, id := range []string{"conn-kept-veth", keptOwner, droppedIDs[0], droppedIDs[1]} {
 		require.Contains(t, owners, id, "the scan must find every connection by VPP tag and veth alias")
 	}
-	forwarderB := newForwarder(ctx, t, vpp, vppConnB, kernelif.Veth, xconnect.WithLeftovers(leftovers))
+	forwarderB := serveForwarder(t, newForwarder(ctx, t, vpp, vppConnB, kernelif.Veth, xconnect.WithLeftovers(leftovers)))
 
 	keptRequest.Connection = keptConn.Clone()
 	keptConn, err = kept.request(t, forwarderB, keptRequest)

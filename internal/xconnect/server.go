@@ -26,7 +26,6 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/filtermechanisms"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanismpriority"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/recvfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanismtranslation"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/roundrobin"
@@ -57,6 +56,8 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
+	"github.com/nsmfwd/forwarder-vpp/internal/recvnetns"
+	"github.com/nsmfwd/forwarder-vpp/internal/replyfd"
 	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 )
@@ -83,14 +84,16 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 		endpoint.WithAuthorizeServer(o.authorizeServer),
 		endpoint.WithAuthorizeMonitorConnectionServer(o.authorizeMonitorServer),
 		endpoint.WithAdditionalFunctionality(
-			// First behind authorize, so that it covers every element that holds resources.
+			// First behind authorize: a hostile or oversized Request is refused before any element acts.
+			requestcheck.NewServer(o.requestCheckOptions...),
+			// Before every element that holds resources, so that it covers them all.
 			expiry.NewServer(ctx, o.expiryOptions...),
 			// Before every element that creates something the previous run may still hold.
 			restore.NewServer(o.leftovers),
 			journal.NewServer(o.journal),
-			requestcheck.NewServer(),
-			recvfd.NewServer(),
-			sendfd.NewServer(),
+			// Namespaces are opened only as the descriptors the peer passed.
+			recvnetns.NewServer(),
+			replyfd.NewServer(),
 			discover.NewServer(nsClient, nseClient),
 			roundrobin.NewServer(),
 			metrics.NewServer(ctx, vppConn, o.metricsOptions...),
@@ -154,9 +157,10 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		mechanismpriority.NewClient(o.mechanismPriority...),
 		afxdppinhole.NewClient(),
 		pinhole.NewClient(vppConn, pinhole.WithSharedMutex(pinholeMutex)),
-		recvfd.NewClient(),
+		recvnetns.NewClient(),
 		nsmonitor.NewClient(ctx),
 		sendfd.NewClient(),
+		recvnetns.NewWireClient(),
 	}
 	return client.NewClient(ctx,
 		client.WithoutRefresh(),

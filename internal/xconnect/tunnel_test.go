@@ -110,7 +110,7 @@ func TestVlanRequestWithUnknownViaIsRefused(t *testing.T) {
 		request := kernelRequest("conn-vlan-unknown", nscNS, "nsc-1", payload.Ethernet)
 		request.GetConnection().Labels = map[string]string{"via": "gw9"}
 
-		_, err := h.forwarder.Request(h.ctx, request)
+		_, err := h.nsmgr.Request(h.ctx, request)
 		require.ErrorContains(t, err, "gw9")
 		require.Empty(t, sentOfType[*interfaces.CreateVlanSubif](h.vpp))
 		require.Nil(t, linkIn(t, nscNS, "nsc-1"), "a refused Request must leave nothing behind")

@@ -99,7 +99,7 @@ func testVxlanBetweenTwoNodesCarriesTraffic(t *testing.T, backend vpptest.Backen
 	t.Cleanup(cancel)
 
 	nodeBURL := nodes.serveEndpointNode(ctx, t, nse)
-	forwarderA := newForwarder(ctx, t, nodes.vppA, nodes.vppA, nodes.kind, xconnect.WithMechanismPriority([]string{vxlanmech.MECHANISM}))
+	forwarderA := serveForwarder(t, newForwarder(ctx, t, nodes.vppA, nodes.vppA, nodes.kind, xconnect.WithMechanismPriority([]string{vxlanmech.MECHANISM})))
 	requestCtx, cancelRequest := context.WithTimeout(clienturlctx.WithClientURL(ctx, nodeBURL), 20*time.Second)
 	defer cancelRequest()
 

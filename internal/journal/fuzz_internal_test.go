@@ -1,0 +1,57 @@
+package journal
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
+)
+
+// FuzzDecodeRecord feeds record files of any content and name to the decoder Open uses. A record
+// it accepts is one Record would write, in the file Record would write it to, and survives a
+// write and a read unchanged.
+func FuzzDecodeRecord(f *testing.F) {
+	mechanism := kernel.New("inode://4/4026532000")
+	kernel.ToMechanism(mechanism).SetInterfaceName("nsm-1")
+	valid := strip(&networkservice.Connection{
+		Id:        "conn-1",
+		Mechanism: mechanism,
+		Path:      &networkservice.Path{Index: 1, PathSegments: []*networkservice.PathSegment{{Id: "nsc-1", Name: "nsc"}, {Id: "conn-1", Name: "forwarder"}}},
+		Context: &networkservice.ConnectionContext{IpContext: &networkservice.IPContext{
+			SrcIpAddrs: []string{"172.16.0.2/32"},
+			Policies:   []*networkservice.PolicyRoute{{From: "172.16.0.2/32", Routes: []*networkservice.Route{{Prefix: "10.0.0.0/8", NextHop: "172.16.0.1"}}}},
+		}},
+	})
+	data, err := protojson.Marshal(valid)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(fileName("conn-1"), data)
+	f.Add(fileName("conn-9"), []byte(`{"id": "conn-9"}`))
+	f.Add(fileName(""), []byte(`{}`))
+	f.Add("garbage.json", []byte(`{"id": "conn-`))
+
+	f.Fuzz(func(t *testing.T, name string, data []byte) {
+		conn, err := decodeRecord(name, data)
+		if err != nil {
+			return
+		}
+		if name != fileName(conn.GetId()) {
+			t.Fatalf("accepted connection %q from file %q", conn.GetId(), name)
+		}
+		if !proto.Equal(strip(conn), conn) {
+			t.Fatalf("accepted more than a record: %v", conn)
+		}
+		rewritten, err := protojson.Marshal(conn)
+		if err != nil {
+			t.Fatalf("an accepted record does not encode: %v", err)
+		}
+		again, err := decodeRecord(name, rewritten)
+		if err != nil || !proto.Equal(again, conn) {
+			t.Fatalf("an accepted record does not survive a write and a read: %v, %v", again, err)
+		}
+	})
+}

@@ -1,0 +1,60 @@
+package recvnetnstest
+
+import (
+	"net"
+	"net/url"
+	"path/filepath"
+	"testing"
+
+	"github.com/edwarnicke/grpcfd"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
+)
+
+// Serve runs a gRPC server with grpcfd transport credentials on a unix socket in a temporary
+// directory; register adds its services. The server stops when the test ends.
+func Serve(t testing.TB, register func(*grpc.Server)) *url.URL {
+	t.Helper()
+	listener, err := net.Listen("unix", filepath.Join(t.TempDir(), "grpcfd.sock"))
+	if err != nil {
+		t.Fatalf("listening: %v", err)
+	}
+	server := grpc.NewServer(grpc.Creds(grpcfd.TransportCredentials(insecure.NewCredentials())))
+	register(server)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = server.Serve(listener)
+	}()
+	t.Cleanup(func() {
+		server.Stop()
+		<-served
+	})
+	return &url.URL{Scheme: "unix", Path: listener.Addr().String()}
+}
+
+// Dial connects to u with grpcfd transport credentials; the connection closes when the test ends.
+func Dial(t testing.TB, u *url.URL) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpc.NewClient(u.String(),
+		grpc.WithTransportCredentials(grpcfd.TransportCredentials(insecure.NewCredentials())),
+		grpcfd.WithChainUnaryInterceptor(),
+		grpcfd.WithChainStreamInterceptor(),
+	)
+	if err != nil {
+		t.Fatalf("dialing %s: %v", u, err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	return cc
+}
+
+// SendingClient sends every file:// URL of a mechanism as a file descriptor, as nsmgr does; more
+// elements may come before the call.
+func SendingClient(cc grpc.ClientConnInterface, more ...networkservice.NetworkServiceClient) networkservice.NetworkServiceClient {
+	elements := append([]networkservice.NetworkServiceClient{sendfd.NewClient()}, more...)
+	return chain.NewNetworkServiceClient(append(elements, networkservice.NewNetworkServiceClient(cc))...)
+}
