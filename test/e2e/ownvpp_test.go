@@ -28,6 +28,9 @@ func TestForwarderOwnVPP(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
+	if !forwarder.Ours {
+		t.Skipf("%s runs beside an external VPP only (test/stockforwarder: no own-VPP mode); the mode is this forwarder's", forwarder.Name)
+	}
 	sc := scenario{tag: "own", kernelType: "veth", linkType: "veth", nodes: 1, realVPP: realvpp.Require(t), ownVPP: true, requestTimeout: crashRequestTimeout}
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/vishvananda/netlink"
@@ -39,6 +40,10 @@ type Rule struct {
 	Table    int
 	// Protocol is who installed the rule (rtnetlink protocol attribute).
 	Protocol int
+	// IPProto and DstPort are the rule's ipproto and dport selectors ("5201",
+	// "5000-5100"), zero and empty when it has none.
+	IPProto int
+	DstPort string
 }
 
 // State is what a namespace holds.
@@ -121,6 +126,13 @@ func Inspect(netnsName string) (*State, error) {
 		if r.Src != nil {
 			rule.Src = r.Src.String()
 		}
+		rule.IPProto = r.IPProto
+		if r.Dport != nil {
+			rule.DstPort = strconv.Itoa(int(r.Dport.Start))
+			if r.Dport.End != r.Dport.Start {
+				rule.DstPort += "-" + strconv.Itoa(int(r.Dport.End))
+			}
+		}
 		state.Rules = append(state.Rules, rule)
 	}
 	return state, nil
@@ -132,6 +144,18 @@ func isDefaultRule(r netlink.Rule) bool {
 		(r.Priority == 0 && r.Table == unix.RT_TABLE_LOCAL ||
 			r.Priority == 32766 && r.Table == unix.RT_TABLE_MAIN ||
 			r.Priority == 32767 && r.Table == unix.RT_TABLE_DEFAULT)
+}
+
+// selectors renders the rule's ipproto and dport selectors as ip rule shows them.
+func (r Rule) selectors() string {
+	var out string
+	if r.IPProto != 0 {
+		out += fmt.Sprintf(" ipproto %d", r.IPProto)
+	}
+	if r.DstPort != "" {
+		out += " dport " + r.DstPort
+	}
+	return out
 }
 
 // Link returns the link named name, if any.
@@ -184,7 +208,7 @@ func (s *State) String() string {
 		fmt.Fprintf(&b, " dev %s proto %d\n", r.Link, r.Protocol)
 	}
 	for _, r := range s.Rules {
-		fmt.Fprintf(&b, "  rule %d from %s lookup %d proto %d\n", r.Priority, r.Src, r.Table, r.Protocol)
+		fmt.Fprintf(&b, "  rule %d from %s%s lookup %d proto %d\n", r.Priority, r.Src, r.selectors(), r.Table, r.Protocol)
 	}
 	return b.String()
 }

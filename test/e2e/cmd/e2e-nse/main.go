@@ -1,7 +1,7 @@
 // Command e2e-nse is an endpoint like NSM's cmd-nse-icmp-responder: it hands
 // out point-to-point addresses from NSM_CIDR_PREFIX, accepts the kernel
 // mechanism in its own network namespace (run it inside the pod's netns),
-// gives each client a policy route per NSM_POLICY_ROUTES prefix and
+// gives each client policy routes to the NSM_POLICY_ROUTES prefixes and
 // registers itself through the local nsmgr. On SIGTERM it unregisters before
 // exiting, so a scenario can prove the registry is left empty. SIGUSR2 and
 // SIGHUP change what it hands its clients on their next refresh: the routes
@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/netip"
 	"net/url"
 	"os"
 	"time"
@@ -48,7 +47,7 @@ type config struct {
 	ServiceNames        []string      `default:"icmp-responder" split_words:"true"`
 	Payload             string        `default:"ETHERNET"`
 	CidrPrefix          []string      `default:"169.254.0.0/16" split_words:"true"`
-	PolicyRoutes        []string      `split_words:"true" desc:"prefixes each client reaches through a policy route from its own address"`
+	PolicyRoutes        []string      `split_words:"true" desc:"prefixes each client reaches through a policy route from its own address; PREFIX@PROTO:PORT puts a prefix in a policy of its own for that IP protocol and destination port"`
 	ReaddressCidrPrefix []string      `split_words:"true" desc:"where SIGHUP moves every client's addresses"`
 	DstRoutes           []string      `split_words:"true" desc:"prefixes the endpoint reaches through each client"`
 	RerouteDstRoutes    []string      `split_words:"true" desc:"what NSM_DST_ROUTES become after SIGUSR2"`
@@ -86,11 +85,11 @@ func run() error {
 	changes := &contextChanges{oldPrefixes: cfg.CidrPrefix, routesBefore: cfg.DstRoutes, routesAfter: cfg.RerouteDstRoutes}
 	policies := &policyRoutes{}
 	for _, route := range cfg.PolicyRoutes {
-		prefix, parseErr := netip.ParsePrefix(route)
+		entry, parseErr := parsePolicyEntry(route)
 		if parseErr != nil {
-			return fmt.Errorf("NSM_POLICY_ROUTES entry %q: %w", route, parseErr)
+			return parseErr
 		}
-		policies.prefixes = append(policies.prefixes, prefix.Masked())
+		policies.entries = append(policies.entries, entry)
 	}
 	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
 	if err != nil {
