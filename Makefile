@@ -18,7 +18,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 # The kind end-to-end suite: image build, cluster, SPIRE, both install paths and every scenario.
 KIND_E2E_TIMEOUT ?= 120m
 
-.PHONY: all build xdp image tools test kind-e2e vet fmt-check bench demo clean
+.PHONY: all build xdp image tools test kind-e2e vet fmt-check bench demo compare clean
 
 all: build
 
@@ -61,6 +61,14 @@ kind-e2e:
 # A two-node NSM domain in network namespaces, a client pinging through forwarder-vpp, torn down.
 demo:
 	scripts/demo.sh
+
+# The field reports' scenarios on the stock-equivalent forwarder (test/stockforwarder) and on
+# forwarder-vpp, COMPARE_RUNS times each, as one table; fails when forwarder-vpp fails a scenario
+# or is slower than stock beyond the spread of the runs (docs/e2e.md). Root; not part of `test`.
+COMPARE_RUNS  ?= 3
+COMPARE_FLAGS ?=
+compare: tools
+	$(GO) run ./test/e2e/cmd/e2e-compare -runs $(COMPARE_RUNS) $(COMPARE_FLAGS)
 
 # Figures, not pass/fail: policy-route install and restart-recovery cost next to sdk-kernel's iprule.
 bench:

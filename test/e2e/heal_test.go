@@ -44,27 +44,35 @@ func TestHealAfterEndpointRestartWithTwoClients(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	sc := scenario{tag: "hnse", kernelType: "tap", linkType: "tuntap", nodes: 1, requestTimeout: crashRequestTimeout}
+	sc := scenario{report: "endpoint restart, two clients", tag: "hnse", kernelType: "tap", linkType: "tuntap", nodes: 1, requestTimeout: crashRequestTimeout}
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()
 	d := startDomain(ctx, t, sc)
+	rep := reportOf(t)
 	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
 	require.NoError(t, err)
 	clients := connectClients(ctx, t, d, sc, "nsc-a", "nsc-b")
+	rep.step("connected: kernel state, ping")
 	requireAllConnected(ctx, t, sc, nse, clients)
 
+	rep.step("endpoint restart")
 	killedAt := time.Now()
 	require.NoError(t, nse.Restart(ctx))
 	registeredAfter := time.Since(killedAt)
+	rep.step("heal: both clients granted again")
 	healed := requireHealed(t, killedAt, clients...)
+	rep.recovered(healed)
+	rep.step("healed: kernel state as the new contexts say, ping")
 	requireAllConnected(ctx, t, sc, nse, clients)
 	logHealFigure(t, "endpoint SIGKILL and restart, two clients", healed,
 		fmt.Sprintf("the new endpoint was registered %s after the kill", registeredAfter.Round(100*time.Millisecond)))
 
+	rep.step("close leaves nothing")
 	for _, client := range clients {
 		require.NoError(t, client.Close(), "the client's Close failed:\n%s", client.Proc.LogTail(20))
 	}
 	requireAllIdle(ctx, t, d, nse, clients)
+	rep.step("endpoint unregisters")
 	requireEndpointUnregisters(ctx, t, d, nse)
 }
 
@@ -82,8 +90,10 @@ func TestHealAfterNsmgrRestart(t *testing.T) {
 	servingAfter := time.Since(killedAt)
 	healed := requireHealed(t, killedAt, client)
 	after := requireConnected(ctx, t, d, sc, client, nse)
-	require.Equal(t, before.clientState.Rules, after.clientState.Rules,
-		"the client's policy rules changed across the nsmgr's restart\nbefore:\n%s\nafter:\n%s", before.clientState, after.clientState)
+	if ourDesign(d) {
+		require.Equal(t, before.clientState.Rules, after.clientState.Rules,
+			"the client's policy rules changed across the nsmgr's restart\nbefore:\n%s\nafter:\n%s", before.clientState, after.clientState)
+	}
 	logHealFigure(t, "nsmgr SIGKILL and restart", healed,
 		fmt.Sprintf("the new nsmgr served %s after the kill", servingAfter.Round(100*time.Millisecond)))
 	requireCloseLeavesNothing(ctx, t, d, client, nse)

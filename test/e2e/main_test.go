@@ -19,6 +19,9 @@ const netnsBase = "e2e"
 var (
 	repoRoot string
 	binaries *domain.Binaries
+	// forwarder is what every scenario runs on its nodes: this project's
+	// forwarder-vpp, or the stock-equivalent one with E2E_FORWARDER=stock.
+	forwarder domain.Forwarder
 	// skipReason is set when this tree cannot run the scenarios at all; each
 	// scenario skips with it rather than failing.
 	skipReason string
@@ -75,5 +78,9 @@ func prepare() error {
 		_ = os.RemoveAll(dir)
 		return nil
 	}
+	if err != nil {
+		return err
+	}
+	forwarder, err = binaries.ForwarderByName(os.Getenv("E2E_FORWARDER"))
 	return err
 }

@@ -41,6 +41,18 @@ func TestLocalKernelToKernelOverVeth(t *testing.T) {
 	})
 }
 
+// The tap scenario on the stock-equivalent forwarder (test/stockforwarder),
+// whatever E2E_FORWARDER says: the comparison's reference runs, and its tap
+// choice follows the /dev/vhost-net the harness shows it (`make compare` runs
+// the crash scenarios on it).
+func TestStockEquivalentOverTap(t *testing.T) {
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	stock := binaries.Stock()
+	runScenario(t, scenario{tag: "stap", kernelType: "tap", linkType: "tuntap", nodes: 1, clientNode: 0, endpointNode: 0, forwarder: &stock})
+}
+
 // Client on node1, endpoint on node2: kernel, then VXLAN between the nodes'
 // tunnel IPs, then kernel; on the simulator and on real VPP.
 func TestRemoteKernelVxlanKernel(t *testing.T) {
@@ -78,6 +90,14 @@ type scenario struct {
 	// requestTimeout is the client's NSM_REQUEST_TIMEOUT; zero keeps its
 	// default (30s).
 	requestTimeout time.Duration
+	// idleCut puts a middlebox that resets connections idle this long in
+	// front of every nsmgr for the other nodes (domain.Config.IdleCut).
+	idleCut time.Duration
+	// forwarder, when set, runs instead of the suite's (E2E_FORWARDER).
+	forwarder *domain.Forwarder
+	// report is the row `make compare` records this scenario's runs under (reportOf); empty
+	// records nothing.
+	report string
 	// realVPP is the vpp binary every node runs; empty runs the simulator.
 	realVPP string
 	// ownVPP makes each forwarder start realVPP itself (its own-VPP mode) instead of using an
@@ -129,6 +149,9 @@ func requireConnected(ctx context.Context, t *testing.T, d *domain.Domain, sc sc
 	clientState, err := topology.Inspect(client.Pod.Netns)
 	require.NoError(t, err)
 	requireKernelMatches(t, "client pod", clientState, clientIfname, ipContext.GetSrcIpAddrs(), clientRoutes(ipContext), ipContext.GetPolicies())
+	if ourDesign(d) {
+		requireRulesMarked(t, "client pod", clientState)
+	}
 	nseState, err := topology.Inspect(nse.Pod.Netns)
 	require.NoError(t, err)
 	nseIfname := onlyNonLoopback(t, "endpoint pod", nseState)
@@ -194,10 +217,15 @@ func requireEndpointUnregisters(ctx context.Context, t *testing.T, d *domain.Dom
 // startDomain brings a domain up for one scenario and tears it down at the
 // end, printing diagnostics first if the scenario failed.
 func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain {
+	fwd := forwarder
+	if sc.forwarder != nil {
+		fwd = *sc.forwarder
+	}
 	workDir, err := os.MkdirTemp("", "e2e-")
 	require.NoError(t, err)
 	d, err := domain.Start(ctx, domain.Config{
 		Binaries:             binaries,
+		Forwarder:            fwd,
 		SpireBinDir:          filepath.Join(repoRoot, ".cache", "bin"),
 		WorkDir:              workDir,
 		NetnsPrefix:          topology.RunPrefix(netnsBase) + sc.tag + "-",
@@ -206,6 +234,7 @@ func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain 
 		LogLevel:             "DEBUG",
 		MaxTokenLifetime:     sc.tokenLifetime,
 		ClientRequestTimeout: sc.requestTimeout,
+		IdleCut:              sc.idleCut,
 		RealVPP:              sc.realVPP,
 		ForwarderStartsVPP:   sc.ownVPP,
 		// Empty means the forwarder's own default (INFO).
@@ -228,6 +257,10 @@ func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain 
 			t.Logf("logs kept in %s (E2E_KEEP_WORKDIR)", workDir)
 		}
 	})
+	if sc.report != "" {
+		// After the tear-down's clean-up, so that it runs before it.
+		reportScenario(t, d, sc.report)
+	}
 	return d
 }
 

@@ -13,6 +13,10 @@ import (
 type Binaries struct {
 	Registry, Nsmgr, Endpoint, Client string
 	Forwarder, Simulator              string
+	// StockForwarder is test/stockforwarder, the stock-equivalent forwarder.
+	StockForwarder string
+	// IdleCut is e2e-idlecut, the idle-cutting middlebox (Config.IdleCut).
+	IdleCut string
 }
 
 // MissingError says a program of the domain does not exist in this tree yet.
@@ -22,8 +26,8 @@ func (e *MissingError) Error() string {
 	return fmt.Sprintf("%s is not in this tree (no %s)", e.What, e.Where)
 }
 
-// Build compiles the harness commands, the forwarder (module root) and the
-// VPP simulator into dir. A missing forwarder or simulator is a *MissingError.
+// Build compiles the harness commands, the forwarder (module root), the
+// stock-equivalent forwarder and the VPP simulator into dir. A missing forwarder or simulator is a *MissingError.
 func Build(ctx context.Context, repoRoot, dir string) (*Binaries, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -39,9 +43,13 @@ func Build(ctx context.Context, repoRoot, dir string) (*Binaries, error) {
 		Client:    filepath.Join(dir, "e2e-nsc"),
 		Forwarder: filepath.Join(dir, "forwarder-vpp"),
 		Simulator: filepath.Join(dir, "vppsim"),
+		// Its own name: SPIRE tells the forwarders apart by binary path.
+		StockForwarder: filepath.Join(dir, "stockforwarder"),
+		IdleCut:        filepath.Join(dir, "e2e-idlecut"),
 	}
 	if err = goBuild(ctx, repoRoot, "-o", dir+"/",
-		"./test/e2e/cmd/e2e-registry", "./test/e2e/cmd/e2e-nsmgr", "./test/e2e/cmd/e2e-nse", "./test/e2e/cmd/e2e-nsc"); err != nil {
+		"./test/e2e/cmd/e2e-registry", "./test/e2e/cmd/e2e-nsmgr", "./test/e2e/cmd/e2e-nse", "./test/e2e/cmd/e2e-nsc",
+		"./test/e2e/cmd/e2e-idlecut", "./test/stockforwarder"); err != nil {
 		return nil, err
 	}
 	if _, err = os.Stat(filepath.Join(repoRoot, "main.go")); err != nil {

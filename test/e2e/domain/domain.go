@@ -27,7 +27,12 @@ type Config struct {
 	// NetnsPrefix starts the name of every namespace of this domain.
 	NetnsPrefix string
 	Nodes       int
-	// KernelInterfaceType is the forwarders' NSM_KERNEL_INTERFACE_TYPE.
+	// Forwarder is what runs on every node; this project's forwarder-vpp when
+	// its Binary is empty.
+	Forwarder Forwarder
+	// KernelInterfaceType (tap, veth or auto) is the forwarders' kernel
+	// interface: NSM_KERNEL_INTERFACE_TYPE for a forwarder that reads it, what
+	// /dev shows it otherwise (Forwarder.KernelInterfaceVariable).
 	KernelInterfaceType string
 	// LogLevel is the harness programs' NSM_LOG_LEVEL; ForwarderLogLevel the
 	// forwarders' (INFO when empty, the forwarder's own default).
@@ -44,6 +49,11 @@ type Config struct {
 	// MaxTokenLifetime needs a timeout well below it; it also bounds how long
 	// a heal attempt stuck on a dead next hop blocks the next one.
 	ClientRequestTimeout time.Duration
+	// IdleCut, when set, puts a middlebox in front of every nsmgr for the
+	// other nodes (e2e-idlecut, on the nsmgr's node, advertised as the nsmgr's
+	// URL) that resets connections idle for this long, as cloud load
+	// balancers and NATs do (field report 4).
+	IdleCut time.Duration
 	// RealVPP, when set, is the vpp binary every node runs (test/realvpp.Find), in the node's
 	// namespace with a start-up configuration, sockets and shared-memory prefix of its own;
 	// empty runs the simulator (Binaries.Simulator).
@@ -58,6 +68,8 @@ type Node struct {
 	*topology.Node
 	// VPP is the node's VPP: the simulator, or a real VPP when Config.RealVPP is set.
 	VPP, Forwarder, Nsmgr *process.Process
+	// IdleCut is the middlebox in front of the nsmgr (Config.IdleCut), or nil.
+	IdleCut *process.Process
 	// APISocket is VPP's API socket (the forwarder's NSM_VPP_API_SOCKET); VPP's stats socket
 	// is beside it. StateSocket is the simulator's state socket (simulator only).
 	APISocket, StateSocket string
@@ -99,6 +111,7 @@ type Timing struct {
 const (
 	nsmgrPort    = 5001
 	registryPort = 5002
+	idleCutPort  = 5003
 	// startTimeout bounds bring-up and an endpoint's registration; a few
 	// seconds here, much more when CI compiles and tests other packages
 	// alongside.
@@ -124,6 +137,12 @@ func Start(ctx context.Context, cfg Config) (d *Domain, err error) {
 	}
 	if cfg.ForwarderLogLevel == "" {
 		cfg.ForwarderLogLevel = "INFO"
+	}
+	if cfg.Forwarder.Binary == "" {
+		cfg.Forwarder = cfg.Binaries.ForwarderVPP()
+	}
+	if cfg.ForwarderStartsVPP && !cfg.Forwarder.Ours {
+		return nil, fmt.Errorf("%s runs beside an external VPP only; ForwarderStartsVPP is this forwarder's own-VPP mode", cfg.Forwarder.Name)
 	}
 	d = &Domain{cfg: cfg}
 	defer func() {
@@ -154,7 +173,7 @@ func Start(ctx context.Context, cfg Config) (d *Domain, err error) {
 			Workloads: []spire.Workload{
 				{Name: "registry", Binary: cfg.Binaries.Registry},
 				{Name: "nsmgr", Binary: cfg.Binaries.Nsmgr},
-				{Name: "forwarder", Binary: cfg.Binaries.Forwarder},
+				{Name: "forwarder", Binary: cfg.Forwarder.Binary},
 				{Name: "nse", Binary: cfg.Binaries.Endpoint},
 				{Name: "nsc", Binary: cfg.Binaries.Client},
 			},
@@ -221,7 +240,7 @@ func (d *Domain) startNode(ctx context.Context, node *Node) error {
 	node.NsmgrSocket = filepath.Join(dir, "nsmgr.sock")
 	node.ForwarderName = "forwarder-" + node.Name
 	node.StateDir = filepath.Join(dir, "forwarder-state")
-	starts := []func(context.Context, *Node, string) error{d.startVPP, d.startNsmgr, d.startForwarder}
+	starts := []func(context.Context, *Node, string) error{d.startVPP, d.startIdleCut, d.startNsmgr, d.startForwarder}
 	if d.cfg.ForwarderStartsVPP {
 		starts = starts[1:]
 	}
@@ -238,17 +257,53 @@ func (d *Domain) startNode(ctx context.Context, node *Node) error {
 	return err
 }
 
+// startIdleCut starts the middlebox in front of node's nsmgr when the domain
+// has one.
+func (d *Domain) startIdleCut(ctx context.Context, node *Node, dir string) (err error) {
+	if d.cfg.IdleCut == 0 {
+		return nil
+	}
+	listen := netip.AddrPortFrom(node.IP.Addr(), idleCutPort)
+	node.IdleCut, err = process.Start(process.Spec{
+		Name:    "idlecut-" + node.Name,
+		Netns:   node.Netns,
+		Binary:  d.cfg.Binaries.IdleCut,
+		Args:    []string{"-listen", listen.String(), "-target", netip.AddrPortFrom(node.IP.Addr(), nsmgrPort).String(), "-idle", d.cfg.IdleCut.String()},
+		LogPath: filepath.Join(dir, "idlecut.log"),
+	})
+	if err != nil {
+		return err
+	}
+	return waitForLogLine(ctx, node.IdleCut, 0, "relaying")
+}
+
+// IdleCuts counts the connections node's middlebox has cut (Config.IdleCut).
+func (n *Node) IdleCuts() (int, error) {
+	if n.IdleCut == nil {
+		return 0, nil
+	}
+	data, err := os.ReadFile(n.IdleCut.LogPath())
+	if err != nil {
+		return 0, err
+	}
+	return strings.Count(string(data), "cut idle connection"), nil
+}
+
 func (d *Domain) startNsmgr(ctx context.Context, node *Node, dir string) (err error) {
+	env := []string{
+		"NSM_LISTEN_ON=unix://" + node.NsmgrSocket + "," +
+			fmt.Sprintf("tcp://%s", netip.AddrPortFrom(node.IP.Addr(), nsmgrPort)),
+		"NSM_REGISTRY_URL=" + d.registryTCP(),
+		"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
+	}
+	if node.IdleCut != nil {
+		env = append(env, fmt.Sprintf("NSM_ADVERTISE_URL=tcp://%s", netip.AddrPortFrom(node.IP.Addr(), idleCutPort)))
+	}
 	node.Nsmgr, err = process.Start(process.Spec{
-		Name:   "nsmgr-" + node.Name,
-		Netns:  node.Netns,
-		Binary: d.cfg.Binaries.Nsmgr,
-		Env: append(d.workloadEnv(node, "nsmgr-"+node.Name,
-			"NSM_LISTEN_ON=unix://"+node.NsmgrSocket+","+
-				fmt.Sprintf("tcp://%s", netip.AddrPortFrom(node.IP.Addr(), nsmgrPort)),
-			"NSM_REGISTRY_URL="+d.registryTCP(),
-			"NSM_LOG_LEVEL="+d.cfg.LogLevel,
-		), d.tokenLifetimeEnv()...),
+		Name:    "nsmgr-" + node.Name,
+		Netns:   node.Netns,
+		Binary:  d.cfg.Binaries.Nsmgr,
+		Env:     append(d.workloadEnv(node, "nsmgr-"+node.Name, env...), d.tokenLifetimeEnv()...),
 		LogPath: filepath.Join(dir, "nsmgr.log"),
 	})
 	if err != nil {
@@ -258,22 +313,30 @@ func (d *Domain) startNsmgr(ctx context.Context, node *Node, dir string) (err er
 }
 
 // startForwarder runs the forwarder exactly as a deployment configures the
-// stock one, and waits until it has registered itself.
+// stock one, and waits until it says it is ready and is registered.
 func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (err error) {
+	fwd := d.cfg.Forwarder
+	env := []string{
+		"NSM_LISTEN_ON=unix://" + filepath.Join(dir, "forwarder.sock"),
+		"NSM_CONNECT_TO=unix://" + node.NsmgrSocket,
+		"NSM_TUNNEL_IP=" + node.IP.Addr().String(),
+		"NSM_VPP_API_SOCKET=" + node.APISocket,
+		"NSM_VPP_INIT=NONE",
+		"NSM_LOG_LEVEL=" + d.cfg.ForwarderLogLevel,
+		"NSM_STATE_DIR=" + node.StateDir,
+	}
+	argv := []string{fwd.Binary}
+	if fwd.KernelInterfaceVariable {
+		env = append(env, "NSM_KERNEL_INTERFACE_TYPE="+d.cfg.KernelInterfaceType)
+	} else if argv, err = vhostNetView(dir, d.cfg.KernelInterfaceType, argv); err != nil {
+		return err
+	}
 	spec := process.Spec{
-		Name:   node.ForwarderName,
-		Netns:  node.Netns,
-		Binary: d.cfg.Binaries.Forwarder,
-		Env: append(d.workloadEnv(node, node.ForwarderName,
-			"NSM_LISTEN_ON=unix://"+filepath.Join(dir, "forwarder.sock"),
-			"NSM_CONNECT_TO=unix://"+node.NsmgrSocket,
-			"NSM_TUNNEL_IP="+node.IP.Addr().String(),
-			"NSM_VPP_API_SOCKET="+node.APISocket,
-			"NSM_VPP_INIT=NONE",
-			"NSM_KERNEL_INTERFACE_TYPE="+d.cfg.KernelInterfaceType,
-			"NSM_LOG_LEVEL="+d.cfg.ForwarderLogLevel,
-			"NSM_STATE_DIR="+node.StateDir,
-		), d.tokenLifetimeEnv()...),
+		Name:    node.ForwarderName,
+		Netns:   node.Netns,
+		Binary:  argv[0],
+		Args:    argv[1:],
+		Env:     append(d.workloadEnv(node, node.ForwarderName, env...), d.tokenLifetimeEnv()...),
 		LogPath: filepath.Join(dir, "forwarder.log"),
 	}
 	if d.cfg.ForwarderStartsVPP {
@@ -286,6 +349,9 @@ func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (er
 		spec.TermLeaderOnly = true
 	}
 	if node.Forwarder, err = process.Start(spec); err != nil {
+		return err
+	}
+	if err = waitForLogLine(ctx, node.Forwarder, 0, fwd.ReadyLine); err != nil {
 		return err
 	}
 	if err = d.waitRegistered(ctx, node.Forwarder, node.ForwarderName); err != nil {
@@ -302,8 +368,8 @@ func (d *Domain) noteOwnVPP(node *Node) (err error) {
 	return err
 }
 
-// forwarderReady is what the forwarder logs once it serves and is registered.
-const forwarderReady = "forwarder-vpp is ready"
+// Forwarder is the forwarder the domain runs on every node.
+func (d *Domain) Forwarder() Forwarder { return d.cfg.Forwarder }
 
 // RestartForwarder SIGKILLs node's forwarder, leaving VPP and
 // the kernel as they are, as when the forwarder's container is OOM-killed
@@ -312,7 +378,7 @@ const forwarderReady = "forwarder-vpp is ready"
 // is still in the registry, so registration alone proves nothing.
 func (d *Domain) RestartForwarder(ctx context.Context, node *Node) (err error) {
 	node.Forwarder.Kill()
-	if node.Forwarder, err = respawn(ctx, node.Forwarder, forwarderReady); err != nil {
+	if node.Forwarder, err = respawn(ctx, node.Forwarder, d.cfg.Forwarder.ReadyLine); err != nil {
 		return err
 	}
 	return d.noteOwnVPP(node)
@@ -322,7 +388,7 @@ func (d *Domain) RestartForwarder(ctx context.Context, node *Node) (err error) {
 // own VPP crashed stops), as the kubelet restarts a container, and returns once the new run is
 // ready.
 func (d *Domain) RespawnForwarder(ctx context.Context, node *Node) (err error) {
-	if node.Forwarder, err = respawn(ctx, node.Forwarder, forwarderReady); err != nil {
+	if node.Forwarder, err = respawn(ctx, node.Forwarder, d.cfg.Forwarder.ReadyLine); err != nil {
 		return err
 	}
 	return d.noteOwnVPP(node)
@@ -462,7 +528,8 @@ func poll(ctx context.Context, p *process.Process, ready func() (bool, error), f
 // Close stops everything in reverse order of start and deletes the
 // namespaces. Programs that fail to shut down cleanly are reported, and so is
 // anything still registered once every workload and forwarder has stopped
-// (each must withdraw its own registration).
+// (each must withdraw its own registration; of the forwarders, only this
+// project's promises it).
 func (d *Domain) Close() error {
 	var errs []error
 	for i := len(d.clients) - 1; i >= 0; i-- {
@@ -483,8 +550,10 @@ func (d *Domain) Close() error {
 		errs = append(errs, d.requireNothingRegistered())
 	}
 	for i := len(d.Nodes) - 1; i >= 0; i-- {
-		if d.Nodes[i].Nsmgr != nil {
-			errs = append(errs, d.Nodes[i].Nsmgr.Stop(stopGrace))
+		for _, p := range []*process.Process{d.Nodes[i].Nsmgr, d.Nodes[i].IdleCut} {
+			if p != nil {
+				errs = append(errs, p.Stop(stopGrace))
+			}
 		}
 		errs = append(errs, stopVPP(d.Nodes[i]))
 	}
@@ -507,8 +576,22 @@ func (d *Domain) requireNothingRegistered() error {
 	if err != nil {
 		return fmt.Errorf("listing the registry after every workload stopped: %w", err)
 	}
-	if len(records) > 0 {
-		return fmt.Errorf("still registered after every workload and forwarder stopped: %+v", records)
+	// Withdrawing its own registration on SIGTERM is this project's design, not
+	// the stock forwarder's: the registry expires a stock forwarder's record.
+	forwarders := map[string]bool{}
+	if !d.cfg.Forwarder.Ours {
+		for _, n := range d.Nodes {
+			forwarders[n.ForwarderName] = true
+		}
+	}
+	var left []EndpointRecord
+	for _, r := range records {
+		if !forwarders[r.Name] {
+			left = append(left, r)
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("still registered after every workload and forwarder stopped: %+v", left)
 	}
 	return nil
 }

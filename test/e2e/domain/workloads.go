@@ -303,3 +303,36 @@ func (d *Domain) Endpoints(ctx context.Context) ([]EndpointRecord, error) {
 	}
 	return records, nil
 }
+
+// requestGrantedLine starts e2e-nsc's log line saying how long one first Request took:
+// "first Request granted: <connection id> in <duration>".
+const requestGrantedLine = "first Request granted: "
+
+// RequestLatencies are how long each of the client's first Requests took, from the call to the
+// granted connection, retries included, as the client measured them.
+func (c *Client) RequestLatencies() ([]time.Duration, error) {
+	data, err := os.ReadFile(c.Proc.LogPath())
+	if err != nil {
+		return nil, err
+	}
+	var latencies []time.Duration
+	for _, line := range strings.Split(string(data), "\n") {
+		_, rest, found := strings.Cut(line, requestGrantedLine)
+		if !found {
+			continue
+		}
+		_, took, found := strings.Cut(rest, " in ")
+		if !found || len(strings.Fields(took)) == 0 {
+			return nil, fmt.Errorf("%s: malformed line %q", c.Proc.LogPath(), line)
+		}
+		latency, parseErr := time.ParseDuration(strings.Fields(took)[0])
+		if parseErr != nil {
+			return nil, fmt.Errorf("%s: %w", c.Proc.LogPath(), parseErr)
+		}
+		latencies = append(latencies, latency)
+	}
+	return latencies, nil
+}
+
+// Clients are the clients started so far.
+func (d *Domain) Clients() []*Client { return d.clients }

@@ -51,6 +51,9 @@ type config struct {
 	LogLevel              string        `default:"INFO" split_words:"true"`
 }
 
+// grantedLine starts the log line that says how long a first Request took.
+const grantedLine = "first Request granted: "
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-nsc:", err)
@@ -132,6 +135,7 @@ func run() error {
 		service := (*nsurl.NSURL)(&cfg.NetworkServices[i])
 		// As cmd-nsc: each try is bounded by NSM_REQUEST_TIMEOUT and retried
 		// until it succeeds or the client is told to stop.
+		requested := time.Now()
 		conn, requestErr := nsmClient.Request(signalCtx, &networkservice.NetworkServiceRequest{
 			Connection: &networkservice.Connection{
 				Id:             fmt.Sprintf("%s-%d", cfg.Name, i),
@@ -148,6 +152,8 @@ func run() error {
 			return errors.Join(fmt.Errorf("request %s: %w", cfg.NetworkServices[i].String(), requestErr), closeAll())
 		}
 		granted = append(granted, conn)
+		// The harness reads this line for the Request latency (domain.Client.RequestLatencies).
+		log.FromContext(ctx).Infof("%s%s in %s", grantedLine, conn.GetId(), time.Since(requested))
 		log.FromContext(ctx).Infof("connected to %s: interface %s, ip context %s", service.NetworkService(),
 			conn.GetMechanism().GetParameters()["name"], protojson.Format(conn.GetContext().GetIpContext()))
 	}

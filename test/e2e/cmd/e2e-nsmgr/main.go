@@ -28,6 +28,7 @@ import (
 type config struct {
 	Name                        string        `default:"nsmgr" desc:"name of this nsmgr"`
 	ListenOn                    []url.URL     `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true" desc:"the first tcp URL is the one other nodes reach"`
+	AdvertiseURL                url.URL       `split_words:"true" desc:"the URL other nodes reach this nsmgr at, when not the first tcp URL it listens on (a proxy in front of it)"`
 	RegistryURL                 url.URL       `split_words:"true"`
 	MaxTokenLifetime            time.Duration `default:"10m" split_words:"true"`
 	DialTimeout                 time.Duration `default:"750ms" split_words:"true"`
@@ -51,6 +52,9 @@ func run() error {
 	publicURL, err := publishableURL(cfg.ListenOn)
 	if err != nil {
 		return err
+	}
+	if cfg.AdvertiseURL.String() != "" {
+		publicURL = &cfg.AdvertiseURL
 	}
 	if cfg.RegistryURL.String() == "" {
 		return fmt.Errorf("NSM_REGISTRY_URL is required")

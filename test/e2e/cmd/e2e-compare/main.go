@@ -1,0 +1,234 @@
+// Command e2e-compare runs the end-to-end scenarios of the field reports against the
+// stock-equivalent forwarder (test/stockforwarder) and against forwarder-vpp, several times
+// each, alternating, and prints one table: each scenario's outcome on both, heal or clean-up
+// time, leaked objects and first Request latency, with medians and spreads. It exits non-zero
+// when forwarder-vpp fails a run of a scenario or is slower than stock beyond the spread of the
+// runs (`make compare`; see docs/e2e.md).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/compare"
+)
+
+// scenario is one field report's scenario: the name its test reports results under, and the
+// test.
+type scenario struct{ name, test string }
+
+// scenarios are the field reports' scenarios (docs/e2e.md).
+var scenarios = []scenario{
+	{"forwarder restart, tap", "TestForwarderRestartOverTap"},
+	{"forwarder restart, veth", "TestForwarderRestartOverVeth"},
+	{"client SIGKILL, connection expires", "TestKilledClientConnectionExpires"},
+	{"client and nsmgr SIGKILL, connection expires", "TestKilledClientAndNsmgrConnectionExpires"},
+	{"endpoint restart, two clients", "TestHealAfterEndpointRestartWithTwoClients"},
+	{"idle monitor streams cut, two nodes", "TestIdleCutMonitorStreamsAcrossNodes"},
+	// Not a field report: a sample of first Requests large enough for a spread.
+	{"8 clients one after another", "TestSequentialClientsFirstRequest"},
+}
+
+const (
+	reference = "stock"
+	subject   = "forwarder-vpp"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e-compare:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	runs := flag.Int("runs", 3, "runs of every scenario on each forwarder")
+	root := flag.String("root", ".", "repository root")
+	lock := flag.String("lock", "", "file to flock around each run of the suite, to take turns with other heavy jobs")
+	keep := flag.String("results", "", "also keep every run's results (JSON lines) in this file")
+	only := flag.String("only", "", "run only the scenarios whose test name matches this regexp")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: e2e-compare [flags] (as root, from the repository root)\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if *runs < 1 {
+		return errors.New("-runs must be at least 1")
+	}
+	rootDir, err := filepath.Abs(*root)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "e2e-compare-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(work) }()
+	testBinary := filepath.Join(work, "e2e.test")
+	build := exec.Command("go", "test", "-c", "-o", testBinary, "./test/e2e/")
+	build.Dir, build.Stdout, build.Stderr = rootDir, os.Stderr, os.Stderr
+	if err = build.Run(); err != nil {
+		return fmt.Errorf("building the e2e suite: %w", err)
+	}
+	resultsPath := *keep
+	if resultsPath == "" {
+		resultsPath = filepath.Join(work, "results.jsonl")
+	}
+	if err = os.Remove(resultsPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+
+	chosen, absent, err := selected(filepath.Join(rootDir, "test", "e2e"), *only)
+	if err != nil {
+		return err
+	}
+	if len(chosen) == 0 {
+		return errors.New("no scenario to run")
+	}
+	started := time.Now()
+	for i := 1; i <= *runs; i++ {
+		for _, fwd := range []string{reference, subject} {
+			logPath := filepath.Join(work, fmt.Sprintf("run%d-%s.log", i, fwd))
+			took, runErr := runSuite(rootDir, testBinary, chosen, fwd, resultsPath, logPath, *lock)
+			fmt.Fprintf(os.Stderr, "e2e-compare: run %d/%d on %s took %s (%s)\n", i, *runs, fwd, took.Round(time.Second), outcome(runErr))
+		}
+	}
+	results, err := compare.Read(resultsPath)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(chosen))
+	for _, s := range chosen {
+		names = append(names, s.name)
+	}
+	summary := compare.Summarize(results, reference, subject, *runs, names)
+	fmt.Printf("`make compare`: %d runs of each scenario on each forwarder, %s in all.\n\n", *runs, time.Since(started).Round(time.Second))
+	fmt.Print(summary.Markdown())
+	for _, s := range absent {
+		fmt.Printf("\nNot run: %s (no %s in this tree).\n", s.name, s.test)
+	}
+	if left := summary.Leftovers(); left != "" {
+		fmt.Printf("\nLeft behind once every client had closed:\n%s", left)
+	}
+	if failures := summary.Failures(); len(failures) > 0 {
+		fmt.Printf("\n%s does worse than %s:\n  %s\n", subject, reference, strings.Join(failures, "\n  "))
+		return fmt.Errorf("%d shortfalls of %s", len(failures), subject)
+	}
+	fmt.Printf("\n%s passes every scenario and is nowhere slower than %s beyond the spread of the runs.\n", subject, reference)
+	return nil
+}
+
+// selected returns the scenarios to run: those whose test exists in dir's test files (and
+// matches only), and those whose test does not exist.
+func selected(dir, only string) (chosen, absent []scenario, err error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		return nil, nil, err
+	}
+	onlyPattern, err := regexp.Compile(only)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-only: %w", err)
+	}
+	var sources strings.Builder
+	for _, f := range files {
+		data, readErr := os.ReadFile(f)
+		if readErr != nil {
+			return nil, nil, readErr
+		}
+		sources.Write(data)
+	}
+	for _, s := range scenarios {
+		switch {
+		case !onlyPattern.MatchString(s.test):
+		case strings.Contains(sources.String(), "func "+s.test+"(t *testing.T)"):
+			chosen = append(chosen, s)
+		default:
+			absent = append(absent, s)
+		}
+	}
+	return chosen, absent, nil
+}
+
+// runSuite runs the chosen scenarios once on fwd. A failing scenario fails the suite, which
+// is expected of stock: the results file says what happened. A test that recorded no result
+// (it failed before it could, or it does not record) gets one from the suite's own verdict.
+func runSuite(root, testBinary string, chosen []scenario, fwd, resultsPath, logPath, lock string) (time.Duration, error) {
+	tests := make([]string, 0, len(chosen))
+	for _, s := range chosen {
+		tests = append(tests, s.test)
+	}
+	argv := []string{testBinary, "-test.run", "^(" + strings.Join(tests, "|") + ")$", "-test.count=1", "-test.timeout=60m", "-test.v"}
+	if lock != "" {
+		argv = append([]string{"flock", lock}, argv...)
+	}
+	before, err := countResults(resultsPath, fwd)
+	if err != nil {
+		return 0, err
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = logFile.Close() }()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = filepath.Join(root, "test", "e2e")
+	cmd.Env = append(os.Environ(), "E2E_FORWARDER="+fwd, compare.ResultsVariable+"="+resultsPath)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	start := time.Now()
+	runErr := cmd.Run()
+	took := time.Since(start)
+	after, err := countResults(resultsPath, fwd)
+	if err != nil {
+		return took, err
+	}
+	log, err := os.ReadFile(logPath)
+	if err != nil {
+		return took, err
+	}
+	for _, s := range chosen {
+		if after[s.name] > before[s.name] {
+			continue
+		}
+		passed := strings.Contains(string(log), "--- PASS: "+s.test+" ")
+		r := compare.Result{Scenario: s.name, Forwarder: fwd, Passed: passed, Heals: -1}
+		if !passed {
+			r.FailedAt = "the test (it recorded no step)"
+		}
+		if err = compare.Append(resultsPath, r); err != nil {
+			return took, err
+		}
+	}
+	return took, runErr
+}
+
+// countResults counts fwd's results per scenario in path.
+func countResults(path, fwd string) (map[string]int, error) {
+	results, err := compare.Read(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]int{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for _, r := range results {
+		if r.Forwarder == fwd {
+			counts[r.Scenario]++
+		}
+	}
+	return counts, nil
+}
+
+func outcome(err error) string {
+	if err == nil {
+		return "all passed"
+	}
+	return "some failed: " + err.Error()
+}
