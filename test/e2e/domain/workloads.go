@@ -167,6 +167,19 @@ func (e *Endpoint) Close() error {
 // Connect starts a client in a new pod on node asking for each of services
 // (kernel://service/ifname) and waits until all are granted.
 func (d *Domain) Connect(ctx context.Context, node *Node, name string, services ...string) (*Client, error) {
+	c, err := d.StartClient(node, name, services...)
+	if err != nil {
+		return nil, err
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	return c, c.WaitGranted(waitCtx)
+}
+
+// StartClient starts a client in a new pod on node asking for each of services
+// (kernel://service/ifname), one after another, and returns at once: WaitGranted waits for
+// them. One client process holds any number of connections.
+func (d *Domain) StartClient(node *Node, name string, services ...string) (*Client, error) {
 	pod, err := d.Topology.AddPod(node.Node, name)
 	if err != nil {
 		return nil, err
@@ -190,15 +203,17 @@ func (d *Domain) Connect(ctx context.Context, node *Node, name string, services 
 	}
 	c := &Client{Name: name, Pod: pod, Proc: proc, d: d, connFile: connFile}
 	d.clients = append(d.clients, c)
-	waitCtx, cancel := context.WithTimeout(ctx, connectTimeout)
-	defer cancel()
-	if err = waitForFile(waitCtx, proc, connFile); err != nil {
-		return nil, err
-	}
-	if c.Connections, err = readConnections(connFile); err != nil {
-		return nil, err
-	}
 	return c, nil
+}
+
+// WaitGranted waits until every connection the client asked for is granted (or ctx ends), and
+// reads them.
+func (c *Client) WaitGranted(ctx context.Context) (err error) {
+	if err = waitForFile(ctx, c.Proc, c.connFile); err != nil {
+		return err
+	}
+	c.Connections, err = readConnections(c.connFile)
+	return err
 }
 
 func (d *Domain) clientEnv() []string {
