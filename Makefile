@@ -18,7 +18,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 # The kind end-to-end suite: image build, cluster, SPIRE, both install paths and every scenario.
 KIND_E2E_TIMEOUT ?= 120m
 
-.PHONY: all build xdp image tools test kind-e2e vet fmt-check bench bench-forwarder demo compare clean
+.PHONY: all build xdp image tools test kind-e2e vet fmt-check bench bench-forwarder fuzz demo compare clean
 
 all: build
 
@@ -58,6 +58,10 @@ test: fmt-check vet tools
 kind-e2e:
 	KIND_E2E=1 $(GO) test -count=1 -v -timeout $(KIND_E2E_TIMEOUT) -run TestKindE2E ./test/kind/
 
+# Every fuzz target for FUZZTIME (default 60s) each; `make test` runs their seed corpora already.
+fuzz:
+	scripts/fuzz.sh
+
 # A two-node NSM domain in network namespaces, a client pinging through forwarder-vpp, torn down.
 demo:
 	scripts/demo.sh
@@ -70,9 +74,12 @@ COMPARE_FLAGS ?=
 compare: tools
 	$(GO) run ./test/e2e/cmd/e2e-compare -runs $(COMPARE_RUNS) $(COMPARE_FLAGS)
 
-# Figures, not pass/fail: policy-route install and restart-recovery cost next to sdk-kernel's iprule.
+# Figures, not pass/fail: policy-route install and restart-recovery cost per policy in four namespace
+# shapes (connections x policies), the writes a recovery makes, next to sdk-kernel's iprule. Ten
+# iterations each: every iteration builds its namespace anew, untimed, which a time-based count
+# would repeat hundreds of times.
 bench:
-	$(GO) test -run '^$$' -bench . ./internal/policyroute/
+	$(GO) test -run '^$$' -bench . -benchtime 10x ./internal/policyroute/
 
 # Figures, not pass/fail: N connections through one forwarder on the simulator, this project's and
 # the stock-equivalent one side by side (README, "Load"). Root; not part of `test`.

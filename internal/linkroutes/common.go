@@ -2,117 +2,191 @@ package linkroutes
 
 import (
 	"context"
-	"net"
+	stderrors "errors"
+	"fmt"
 
+	"github.com/golang/protobuf/ptypes/empty"
 	"github.com/pkg/errors"
-	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
-	kernellink "github.com/networkservicemesh/sdk-kernel/pkg/kernel"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/routeview"
 )
 
-const mainTable = unix.RT_TABLE_MAIN
+// linkRoutes does the work of both sides' elements.
+type linkRoutes struct {
+	registry *routeview.Registry
+	isClient bool
+	// holderPrefix tells this element's hold on a namespace's view from the other elements' holds.
+	holderPrefix string
+}
 
-// kernelInterface opens the connection's namespace and finds its interface. It returns a nil
-// handle, and no error, for connections this element has nothing to do with.
-func kernelInterface(conn *networkservice.Connection) (*netlink.Handle, netlink.Link, error) {
+// validate refuses a bad IP context before the rest of the chain creates anything for it.
+func (l *linkRoutes) validate(conn *networkservice.Connection) error {
+	_, err := desiredRoutes(conn.GetContext().GetIpContext(), l.isClient, 0, l.registry.Mark())
+	return err
+}
+
+// reconcile brings the marked main-table routes through the connection's interface to the desired set,
+// writing only the difference. A desired route whose slot holds a route the forwarder did not install fails
+// the Request before anything is written: replacing it would take over, and on Close delete, the namespace's
+// own route (its default route, the pod network).
+func (l *linkRoutes) reconcile(ctx context.Context, conn *networkservice.Connection) error {
 	mechanism := kernel.ToMechanism(conn.GetMechanism())
 	if mechanism == nil || mechanism.GetVLAN() != 0 {
-		return nil, nil, nil
+		l.registry.Release(l.holder(conn))
+		return nil
 	}
-	handle, err := kernellink.GetNetlinkHandle(mechanism.GetNetNSURL())
-	if err != nil {
-		return nil, nil, err
-	}
-	link, err := handle.LinkByName(mechanism.GetInterfaceName())
-	if err != nil {
-		handle.Close()
-		return nil, nil, errors.Wrapf(err, "finding interface %s", mechanism.GetInterfaceName())
-	}
-	return handle, link, nil
-}
-
-// reconcile brings the marked main-table routes through the connection's interface to the desired
-// set, writing only the difference.
-func reconcile(ctx context.Context, conn *networkservice.Connection, isClient bool, protocol netlink.RouteProtocol) error {
-	handle, link, err := kernelInterface(conn)
-	if err != nil || handle == nil {
-		return err
-	}
-	defer handle.Close()
-
-	desired, err := desiredRoutes(conn.GetContext().GetIpContext(), isClient, link.Attrs().Index, protocol)
+	view, done, err := l.registry.Open(mechanism.GetNetNSURL())
 	if err != nil {
 		return err
 	}
-	actual, err := markedRoutes(handle, link, protocol)
+	defer done()
+	link, up, err := view.Link(mechanism.GetInterfaceName())
+	if err != nil {
+		return errors.Wrapf(err, "finding interface %s", mechanism.GetInterfaceName())
+	}
+	desired, err := desiredRoutes(conn.GetContext().GetIpContext(), l.isClient, link, view.Mark())
 	if err != nil {
 		return err
 	}
-	if len(desired) > 0 && link.Attrs().Flags&net.FlagUp == 0 {
-		if err := handle.LinkSetUp(link); err != nil {
-			return errors.Wrapf(err, "setting %s up", link.Attrs().Name)
+	ops, err := plan(view, link, desired)
+	if err != nil {
+		return err
+	}
+	if len(desired) > 0 && !up {
+		if err := view.SetLinkUp(link); err != nil {
+			return errors.Wrapf(err, "setting %s up", mechanism.GetInterfaceName())
 		}
 	}
-	for i := range actual {
-		route := &actual[i]
-		if want, ok := desired[route.Dst.String()]; ok && sameRoute(want, route) {
-			delete(desired, route.Dst.String())
-			continue
-		}
-		if _, ok := desired[route.Dst.String()]; ok {
-			continue // replaced below, in one write
-		}
-		if err := handle.RouteDel(route); err != nil && !errors.Is(err, unix.ESRCH) {
-			return errors.Wrapf(err, "deleting stale route %s via %s", route.Dst, link.Attrs().Name)
-		}
-		log.FromContext(ctx).WithField("linkroutes", "RouteDel").Debugf("%s dev %s", route.Dst, link.Attrs().Name)
+	log.FromContext(ctx).WithField("linkroutes", "reconcile").Debugf("%d desired routes on %s, %d writes", len(desired), mechanism.GetInterfaceName(), len(ops))
+	if err := view.Write(ops); err != nil {
+		return err
 	}
-	for _, route := range desired {
-		if err := handle.RouteReplace(route); err != nil {
-			return errors.Wrapf(err, "installing route %s via %s", route.Dst, link.Attrs().Name)
-		}
-		log.FromContext(ctx).WithField("linkroutes", "RouteReplace").Debugf("%s gw %v dev %s", route.Dst, route.Gw, link.Attrs().Name)
-	}
+	l.registry.Hold(l.holder(conn), view)
 	return nil
 }
 
-// removeAll deletes every marked route through the connection's interface.
-func removeAll(conn *networkservice.Connection, protocol netlink.RouteProtocol) error {
-	handle, link, err := kernelInterface(conn)
-	if err != nil || handle == nil {
-		return err
-	}
-	defer handle.Close()
-	actual, err := markedRoutes(handle, link, protocol)
-	if err != nil {
-		return err
-	}
-	for i := range actual {
-		if err := handle.RouteDel(&actual[i]); err != nil && !errors.Is(err, unix.ESRCH) {
-			return errors.Wrapf(err, "deleting route %s via %s", actual[i].Dst, link.Attrs().Name)
+// plan lists the writes: new and changed routes first, so traffic always has a route, then deletions.
+func plan(view *routeview.View, link int, desired map[routeview.Slot]*desiredRoute) ([]routeview.Op, error) {
+	var writes, deletes []routeview.Op
+	for slot, want := range desired {
+		op, err := write(view, link, &want.route, view.RoutesAt(slot))
+		if err != nil {
+			return nil, status.Errorf(codes.FailedPrecondition, "%s: %v", want.field, err)
+		}
+		if op != nil {
+			writes = append(writes, *op)
 		}
 	}
-	return nil
+	for route := range view.MarkedVia(link) {
+		if _, ok := desired[route.Slot()]; !ok && route.Table == routeview.MainTable {
+			deletes = append(deletes, route.DeleteOp())
+		}
+	}
+	return append(writes, deletes...), nil
 }
 
-func markedRoutes(handle *netlink.Handle, link netlink.Link, protocol netlink.RouteProtocol) ([]netlink.Route, error) {
-	filter := &netlink.Route{LinkIndex: link.Attrs().Index, Table: mainTable, Protocol: protocol}
-	routes, err := handle.RouteListFiltered(netlink.FAMILY_ALL, filter, netlink.RT_FILTER_OIF|netlink.RT_FILTER_TABLE|netlink.RT_FILTER_PROTOCOL)
+// write is what puts want into a slot holding actual: nothing when it is there, or when the kernel's own
+// route for the interface's address does the same; a replace when the slot holds a route of the
+// forwarder's; an exclusive add into an empty slot; an error when someone else's route is in the way.
+func write(view *routeview.View, link int, want *routeview.Route, actual []routeview.Route) (*routeview.Op, error) {
+	ours, equivalent := false, false
+	var foreign *routeview.Route
+	for i := range actual {
+		a := &actual[i]
+		switch {
+		case a.Protocol == view.Mark() && a.Oif == link && sameRoute(want, a):
+			return nil, nil
+		case a.Protocol == view.Mark():
+			ours = true
+		case a.Oif == link && sameNextHop(want, a):
+			equivalent = true
+		default:
+			foreign = a
+		}
+	}
+	switch {
+	case foreign != nil:
+		return nil, foreignRouteError{want: want, foreign: foreign}
+	case ours:
+		op := want.ReplaceOp()
+		return &op, nil
+	case equivalent:
+		return nil, nil
+	}
+	op := want.AddOp()
+	return &op, nil
+}
+
+// sameRoute compares what this element sets.
+func sameRoute(want, have *routeview.Route) bool {
+	return have.Plain && sameNextHop(want, have) && want.Onlink == have.Onlink
+}
+
+// sameNextHop compares where the routes send traffic. IPv6 routes have no scope in the kernel (it
+// reports universe for all of them), so scope only counts for IPv4.
+func sameNextHop(want, have *routeview.Route) bool {
+	return want.Oif == have.Oif && want.Gw == have.Gw && have.Type == unix.RTN_UNICAST &&
+		(want.Family == unix.AF_INET6 || want.Scope == have.Scope)
+}
+
+// removeAll deletes every marked main-table route through the connection's interface. An interface that is
+// gone took its routes with it.
+func (l *linkRoutes) removeAll(conn *networkservice.Connection) error {
+	defer l.registry.Release(l.holder(conn))
+	mechanism := kernel.ToMechanism(conn.GetMechanism())
+	if mechanism == nil || mechanism.GetVLAN() != 0 {
+		return nil
+	}
+	view, done, err := l.registry.Open(mechanism.GetNetNSURL())
 	if err != nil {
-		return nil, errors.Wrapf(err, "listing routes via %s", link.Attrs().Name)
+		return err
 	}
-	return routes, nil
+	defer done()
+	link, _, err := view.Link(mechanism.GetInterfaceName())
+	if errors.Is(err, unix.ENODEV) {
+		return nil
+	}
+	if err != nil {
+		return errors.Wrapf(err, "finding interface %s", mechanism.GetInterfaceName())
+	}
+	var deletes []routeview.Op
+	for route := range view.MarkedVia(link) {
+		if route.Table == routeview.MainTable {
+			deletes = append(deletes, route.DeleteOp())
+		}
+	}
+	return view.Write(deletes)
 }
 
-// sameRoute compares what this element sets. IPv6 routes have no scope in the kernel (it reports
-// universe for all of them), so scope only counts for IPv4.
-func sameRoute(want, have *netlink.Route) bool {
-	if want.Dst.IP.To4() != nil && want.Scope != have.Scope {
-		return false
+func (l *linkRoutes) holder(conn *networkservice.Connection) string {
+	return l.holderPrefix + conn.GetId()
+}
+
+// foreignRouteError is a desired route whose slot holds a route the forwarder did not install.
+type foreignRouteError struct {
+	want, foreign *routeview.Route
+}
+
+func (e foreignRouteError) Error() string {
+	return fmt.Sprintf("route %s would replace the namespace's route %s via %v dev %d proto %d, which the forwarder did not install; it is left as it is",
+		e.want.Dst, e.foreign.Dst, e.foreign.Gw, e.foreign.Oif, e.foreign.Protocol)
+}
+
+// closed is a Close's answer once the rest of the chain closed whatever happened here: the routes'
+// removal error goes up with the chain's, so that the journal keeps the connection for a retried cleanup.
+func closed(ctx context.Context, removeErr, chainErr error) (*empty.Empty, error) {
+	if removeErr != nil {
+		log.FromContext(ctx).Warnf("linkroutes: %v", removeErr)
 	}
-	return want.Gw.Equal(have.Gw) && want.Flags&int(netlink.FLAG_ONLINK) == have.Flags&int(netlink.FLAG_ONLINK)
+	if err := stderrors.Join(removeErr, chainErr); err != nil {
+		return nil, err
+	}
+	return &empty.Empty{}, nil
 }

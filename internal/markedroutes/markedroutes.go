@@ -4,21 +4,26 @@
 //
 // The forwarder's chain installs with it and a restarted forwarder cleans up with it. Both must
 // use one composition: an element configured differently on the cleanup side would compute other
-// table IDs or another mark and miss what the chain installed.
+// table IDs or another mark and miss what the chain installed. The elements of one composition
+// share their namespace views (see routeview): one subscription, one set of dumps and one lock per
+// namespace.
 package markedroutes
 
 import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/kernelmark"
 	"github.com/nsmfwd/forwarder-vpp/internal/linkroutes"
 	"github.com/nsmfwd/forwarder-vpp/internal/policyroute"
+	"github.com/nsmfwd/forwarder-vpp/internal/routeview"
 )
 
 // NewServer returns policyroute then linkroutes, with the forwarder's options.
 func NewServer() networkservice.NetworkServiceServer {
+	registry := routeview.NewRegistry(kernelmark.Protocol)
 	return chain.NewNetworkServiceServer(
-		policyroute.NewServer(),
-		linkroutes.NewServer(),
+		policyroute.NewServer(policyroute.WithRegistry(registry)),
+		linkroutes.NewServer(linkroutes.WithRegistry(registry)),
 	)
 }

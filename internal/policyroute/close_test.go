@@ -67,13 +67,13 @@ func TestForeignRulesAndRoutesAreNeverTouched(t *testing.T) {
 	foreignRule := netlink.NewRule()
 	foreignRule.Src = mustIPNet("172.16.0.1/32")
 	foreignRule.Table = int(candidates[0])
-	foreignRule.Priority = int(o.priority(candidates[0]))
+	foreignRule.Priority = 20100
 	require.NoError(t, n.handle.RuleAdd(foreignRule))
 	markedButForeignShape := netlink.NewRule()
 	markedButForeignShape.Src = mustIPNet("172.16.0.1/32")
 	markedButForeignShape.IifName = "nsm0"
 	markedButForeignShape.Table = int(candidates[3])
-	markedButForeignShape.Priority = int(o.priority(candidates[3]))
+	markedButForeignShape.Priority = 20103
 	markedButForeignShape.Protocol = o.protocol
 	require.NoError(t, n.handle.RuleAdd(markedButForeignShape))
 	dst := mustIPNet("10.1.0.0/16")

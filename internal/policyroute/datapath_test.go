@@ -10,6 +10,8 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/routeview"
 )
 
 // routeGet asks the kernel which route a packet with these properties takes, as `ip route get` does.
@@ -42,8 +44,8 @@ func TestPacketsFollowThePolicy(t *testing.T) {
 	request(t, newChain(), newRequest(n, "conn-1", "nsm0", web, v6, anySourceV6))
 
 	o := newOptions(nil)
-	webTable := o.candidateTables("conn-1", selector{src: netip.MustParsePrefix("172.16.0.1/32"), proto: 6, dport: portRange{8000, 8080}})[0]
-	v6Table := o.candidateTables("conn-1", selector{src: netip.MustParsePrefix("fd00::1/128")})[0]
+	webTable := o.candidateTables("conn-1", selector{Src: netip.MustParsePrefix("172.16.0.1/32"), Proto: 6, Dport: routeview.PortRange{Start: 8000, End: 8080}})[0]
+	v6Table := o.candidateTables("conn-1", selector{Src: netip.MustParsePrefix("fd00::1/128")})[0]
 
 	hit := n.routeGet(t, "10.1.2.3", "from", "172.16.0.1", "ipproto", "tcp", "dport", "8080")
 	require.Contains(t, hit, "via 172.16.0.2 dev nsm0 table "+fmt.Sprint(webTable), hit)
@@ -55,7 +57,7 @@ func TestPacketsFollowThePolicy(t *testing.T) {
 		require.NotContains(t, out, "table "+fmt.Sprint(webTable), strings.Join(miss, " "))
 	}
 	require.Contains(t, n.routeGet(t, "2001:db8::1", "from", "fd00::1"), "dev nsm0 table "+fmt.Sprint(v6Table))
-	anySourceTable := o.candidateTables("conn-1", selector{proto: 17})[0]
+	anySourceTable := o.candidateTables("conn-1", selector{Proto: 17})[0]
 	require.Contains(t, n.routeGet(t, "fd02::1", "ipproto", "udp"), "dev nsm0 table "+fmt.Sprint(anySourceTable))
 	require.NotContains(t, n.routeGet(t, "fd02::1", "ipproto", "tcp"), "table "+fmt.Sprint(anySourceTable))
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/routeview"
 )
 
 // healPair is two connections into one namespace that share a policy selector.
@@ -95,16 +97,16 @@ func routingByLink(t *testing.T, n *testNS, o *options) map[string][]string {
 		if rules[i].Protocol != o.protocol {
 			continue
 		}
-		rule := ruleFromNetlink(&rules[i])
-		require.False(t, tables[rule.table], "two rules share table %d", rule.table)
-		tables[rule.table] = true
-		routes, err := n.handle.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: int(rule.table)}, netlink.RT_FILTER_TABLE)
+		table := uint32(rules[i].Table)
+		require.False(t, tables[table], "two rules share table %d", table)
+		tables[table] = true
+		routes, err := n.handle.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: int(table)}, netlink.RT_FILTER_TABLE)
 		require.NoError(t, err)
-		require.NotEmpty(t, routes, "rule %s points at an empty table", rule.String())
+		require.NotEmpty(t, routes, "rule %s points at an empty table", ruleString(&rules[i]))
 		for j := range routes {
 			l, err := n.handle.LinkByIndex(routes[j].LinkIndex)
 			require.NoError(t, err)
-			out[l.Attrs().Name] = append(out[l.Attrs().Name], fmt.Sprintf("%s -> %s via %v", rule.sel, routes[j].Dst, routes[j].Gw))
+			out[l.Attrs().Name] = append(out[l.Attrs().Name], fmt.Sprintf("from %v ipproto %d dport %v -> %s via %v", rules[i].Src, rules[i].IPProto, rules[i].Dport, routes[j].Dst, routes[j].Gw))
 		}
 	}
 	for _, v := range out {
@@ -121,7 +123,7 @@ func TestCollidingTablesResolveInEitherOrder(t *testing.T) {
 			n.addLink(t, "nsm1")
 			opts := []Option{WithTableRange(5000, 3)}
 			o := newOptions(opts)
-			idA, idB := collidingIDs(o, selector{proto: 6, dport: portRange{443, 443}})
+			idA, idB := collidingIDs(o, selector{Proto: 6, Dport: routeview.PortRange{Start: 443, End: 443}})
 			a, b := healPair(n, idA, idB)
 			a.GetConnection().GetContext().GetIpContext().Policies = a.GetConnection().GetContext().GetIpContext().Policies[:1]
 			b.GetConnection().GetContext().GetIpContext().Policies = b.GetConnection().GetContext().GetIpContext().Policies[:1]

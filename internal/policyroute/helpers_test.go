@@ -118,8 +118,7 @@ func (n *testNS) snapshot(tb testing.TB, o *options) []string {
 	var out []string
 	for i := range rules {
 		if rules[i].Protocol == o.protocol || o.inRange(uint32(rules[i].Table)) {
-			r := ruleFromNetlink(&rules[i])
-			out = append(out, r.String())
+			out = append(out, ruleString(&rules[i]))
 		}
 	}
 	routes, err := n.handle.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{}, netlink.RT_FILTER_TABLE)
@@ -128,23 +127,29 @@ func (n *testNS) snapshot(tb testing.TB, o *options) []string {
 		if !o.inRange(uint32(routes[i].Table)) && routes[i].Protocol != netlink.RouteProtocol(o.protocol) {
 			continue
 		}
-		r := routeFromNetlink(&routes[i])
+		r := &routes[i]
 		linkName := "?"
-		if l, err := n.handle.LinkByIndex(r.oif); err == nil {
+		if l, err := n.handle.LinkByIndex(r.LinkIndex); err == nil {
 			linkName = l.Attrs().Name
 		}
-		gw := "-"
-		if r.gw.IsValid() {
-			gw = r.gw.String()
-		}
-		out = append(out, fmt.Sprintf("route table %d %s via %s dev %s metric %d proto %d plain %v",
-			r.table, r.dst, gw, linkName, r.priority, r.protocol, r.plain))
+		out = append(out, fmt.Sprintf("route table %d %v via %v dev %s metric %d proto %d", r.Table, r.Dst, r.Gw, linkName, r.Priority, r.Protocol))
 	}
 	sort.Strings(out)
 	return out
 }
 
-// monitor counts rule and route writes into the table range as rtnetlink reports them.
+// ruleString renders a rule as listed by the netlink library, with what a policy rule can hold and whether
+// it holds anything else.
+func ruleString(r *netlink.Rule) string {
+	other := r.Dst != nil || r.Mark != 0 || r.Mask != nil || r.Tos != 0 || r.TunID != 0 || r.Goto >= 0 ||
+		r.IifName != "" || r.OifName != "" || r.SuppressIfgroup >= 0 || r.SuppressPrefixlen >= 0 || r.Invert ||
+		r.UIDRange != nil || r.Flow >= 0
+	return fmt.Sprintf("rule family %d from %v ipproto %d sport %v dport %v priority %d table %d proto %d other %v",
+		r.Family, r.Src, r.IPProto, r.Sport, r.Dport, r.Priority, r.Table, r.Protocol, other)
+}
+
+// monitor counts rule and route writes into the table range as rtnetlink reports them; without options, into
+// every table but the local one.
 type monitor struct {
 	socket *nl.NetlinkSocket
 	n      *testNS
@@ -212,7 +217,7 @@ func (m *monitor) handle(msg *syscall.NetlinkMessage) {
 		m.marks <- struct{}{}
 		return
 	}
-	if m.o.inRange(table) {
+	if m.o == nil && table != unix.RT_TABLE_LOCAL || m.o != nil && m.o.inRange(table) {
 		m.record(fmt.Sprintf("%s table %d", messageName(msg.Header.Type), table))
 	}
 }
@@ -266,28 +271,4 @@ func mustIPNet(s string) *net.IPNet {
 		panic(err)
 	}
 	return n
-}
-
-// ruleFromNetlink renders a rule as listed by the netlink library, for comparing states in tests.
-func ruleFromNetlink(r *netlink.Rule) kernelRule {
-	out := kernelRule{
-		family:   r.Family,
-		table:    uint32(r.Table),
-		priority: uint32(r.Priority),
-		protocol: r.Protocol,
-		sel:      selector{proto: r.IPProto},
-	}
-	if r.Src != nil {
-		out.sel.src = prefixFromIPNet(r.Src, r.Family)
-	}
-	if r.Sport != nil {
-		out.sel.sport = portRange{start: r.Sport.Start, end: r.Sport.End}
-	}
-	if r.Dport != nil {
-		out.sel.dport = portRange{start: r.Dport.Start, end: r.Dport.End}
-	}
-	out.plain = r.Dst == nil && r.Mark == 0 && r.Mask == nil && r.Tos == 0 && r.TunID == 0 && r.Goto < 0 &&
-		r.IifName == "" && r.OifName == "" && r.SuppressIfgroup < 0 && r.SuppressPrefixlen < 0 && !r.Invert &&
-		r.UIDRange == nil && r.Flow < 0
-	return out
 }

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelmark"
+	"github.com/nsmfwd/forwarder-vpp/internal/routeview"
 )
 
 // Defaults keep our tables far above the kernel's reserved IDs (0, 253-255) and away from the small
@@ -30,6 +31,7 @@ type options struct {
 	firstPriority uint32
 	priorityCount uint32
 	probeLimit    int
+	registry      *routeview.Registry
 }
 
 // Option configures the server.
@@ -44,8 +46,9 @@ func WithTableRange(first, count uint32) Option {
 	}
 }
 
-// WithPriorityRange sets the ip rule priorities [first, first+count) policy rules get; a rule's priority is a
-// function of its table. The range must end before the main table's rule (32766).
+// WithPriorityRange sets the ip rule priorities [first, first+count) policy rules get. A new rule takes the
+// priority just below the lowest one in the range, so it goes to the head of the kernel's rule list (see
+// priorities.go). The range must end before the main table's rule (32766).
 func WithPriorityRange(first, count uint32) Option {
 	return func(o *options) {
 		o.firstPriority = first
@@ -57,6 +60,14 @@ func WithPriorityRange(first, count uint32) Option {
 func WithProbeLimit(limit int) Option {
 	return func(o *options) {
 		o.probeLimit = limit
+	}
+}
+
+// WithRegistry makes the server share its namespace views with other elements (see routeview); by default it
+// has a registry of its own. The registry's mark must be the server's protocol.
+func WithRegistry(registry *routeview.Registry) Option {
+	return func(o *options) {
+		o.registry = registry
 	}
 }
 
@@ -77,6 +88,12 @@ func newOptions(opts []Option) *options {
 	}
 	if uint32(o.probeLimit) > o.tableCount {
 		o.probeLimit = int(o.tableCount)
+	}
+	if o.registry == nil {
+		o.registry = routeview.NewRegistry(o.protocol)
+	}
+	if o.registry.Mark() != o.protocol {
+		panic("policyroute: the registry's mark is not the server's protocol")
 	}
 	return o
 }
@@ -100,10 +117,6 @@ func (o *options) validate() error {
 	return nil
 }
 
-// priority spreads policy rules over the priority range by table. The kernel keeps rules in one list ordered
-// by priority and walks every rule of equal or lower priority to insert a new one, so rules sharing a single
-// priority make each insert linear; distinct priorities added in descending order make it constant.
-// Precedence between overlapping selectors is therefore a deterministic function of their tables.
-func (o *options) priority(table uint32) uint32 {
-	return o.firstPriority + table%o.priorityCount
+func (o *options) lastPriority() uint32 {
+	return o.firstPriority + o.priorityCount - 1
 }

@@ -2,7 +2,6 @@ package policyroute
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -11,43 +10,28 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/routeview"
 )
 
-// portRange is an inclusive port range; the zero value matches every port.
-type portRange struct{ start, end uint16 }
-
 // selector is what an ip rule matches on; it identifies a policy within a connection and, together with the
-// connection ID, seeds the policy's table ID. It is comparable, so rules are matched without formatting.
-// The address family is not part of it: a policy without a source prefix may need rules in both families,
-// and both look up the same table ID.
-type selector struct {
-	// src is the zero Prefix when the policy matches every source.
-	src   netip.Prefix
-	proto int
-	sport portRange
-	dport portRange
-}
+// connection ID, seeds the policy's table ID. The address family is not part of it: a policy without a
+// source prefix may need rules in both families, and both look up the same table ID.
+type selector = routeview.Selector
 
-func (s selector) String() string {
-	src := "all"
-	if s.src.IsValid() {
-		src = s.src.String()
+// selectorKey is the selector's hash input; it must never change, or tables installed by an earlier
+// version would no longer be found on their probe sequence.
+func selectorKey(b []byte, s selector) []byte {
+	if s.Src.IsValid() {
+		b = append(b, s.Src.Addr().AsSlice()...)
+		b = append(b, byte(s.Src.Bits()))
 	}
-	return fmt.Sprintf("from %s proto %d sport %d-%d dport %d-%d", src, s.proto, s.sport.start, s.sport.end, s.dport.start, s.dport.end)
-}
-
-// appendBinary is the selector's hash input.
-func (s selector) appendBinary(b []byte) []byte {
-	if s.src.IsValid() {
-		b = append(b, s.src.Addr().AsSlice()...)
-		b = append(b, byte(s.src.Bits()))
-	}
-	return append(b, 0xff, byte(s.proto), byte(s.sport.start>>8), byte(s.sport.start), byte(s.sport.end>>8), byte(s.sport.end),
-		byte(s.dport.start>>8), byte(s.dport.start), byte(s.dport.end>>8), byte(s.dport.end))
+	return append(b, 0xff, s.Proto, byte(s.Sport.Start>>8), byte(s.Sport.Start), byte(s.Sport.End>>8), byte(s.Sport.End),
+		byte(s.Dport.Start>>8), byte(s.Dport.Start), byte(s.Dport.End>>8), byte(s.Dport.End))
 }
 
 type route struct {
-	family int
+	family uint8
 	dst    netip.Prefix
 	// gw is the zero Addr for a route straight through the link.
 	gw netip.Addr
@@ -56,7 +40,7 @@ type route struct {
 // policy is a validated PolicyRoute: its selector, the families it needs a rule in and its routes.
 type policy struct {
 	sel      selector
-	families []int
+	families []uint8
 	routes   []route
 }
 
@@ -94,22 +78,22 @@ func parsePolicy(i int, p *networkservice.PolicyRoute) (policy, error) {
 	var out policy
 	var err error
 	if p.GetFrom() != "" {
-		if out.sel.src, err = parsePrefix(p.GetFrom()); err != nil {
+		if out.sel.Src, err = parsePrefix(p.GetFrom()); err != nil {
 			return out, invalid("policies[%d].from: %v", i, err)
 		}
 	}
-	if out.sel.proto, err = parseProtocol(p.GetProto()); err != nil {
+	if out.sel.Proto, err = parseProtocol(p.GetProto()); err != nil {
 		return out, invalid("policies[%d].proto: %v", i, err)
 	}
-	if out.sel.sport, err = parsePortRange(p.GetSrcPort()); err != nil {
+	if out.sel.Sport, err = parsePortRange(p.GetSrcPort()); err != nil {
 		return out, invalid("policies[%d].src_port: %v", i, err)
 	}
-	if out.sel.dport, err = parsePortRange(p.GetDstPort()); err != nil {
+	if out.sel.Dport, err = parsePortRange(p.GetDstPort()); err != nil {
 		return out, invalid("policies[%d].dst_port: %v", i, err)
 	}
-	srcFamily := 0
-	if out.sel.src.IsValid() {
-		srcFamily = familyOf(out.sel.src.Addr())
+	var srcFamily uint8
+	if out.sel.Src.IsValid() {
+		srcFamily = routeview.FamilyOf(out.sel.Src.Addr())
 	}
 	seenDst := make(map[netip.Prefix]int, len(p.GetRoutes()))
 	for j, r := range p.GetRoutes() {
@@ -118,7 +102,7 @@ func parsePolicy(i int, p *networkservice.PolicyRoute) (policy, error) {
 			return out, invalid("policies[%d].routes[%d].%v", i, j, err)
 		}
 		if srcFamily != 0 && parsed.family != srcFamily {
-			return out, invalid("policies[%d].routes[%d].prefix: %s is not of the family of from %s", i, j, parsed.dst, out.sel.src)
+			return out, invalid("policies[%d].routes[%d].prefix: %s is not of the family of from %s", i, j, parsed.dst, out.sel.Src)
 		}
 		if first, ok := seenDst[parsed.dst]; ok {
 			return out, invalid("policies[%d].routes[%d].prefix: %s already given in routes[%d]", i, j, parsed.dst, first)
@@ -135,20 +119,20 @@ func parsePolicy(i int, p *networkservice.PolicyRoute) (policy, error) {
 
 // defaultRoute is what a policy without routes gets: everything it selects leaves through the link.
 // Without a source prefix the family is IPv4, as with sdk-kernel's iprule.
-func defaultRoute(family int) route {
+func defaultRoute(family uint8) route {
 	if family == unix.AF_INET6 {
 		return route{family: family, dst: netip.PrefixFrom(netip.IPv6Unspecified(), 0)}
 	}
 	return route{family: unix.AF_INET, dst: netip.PrefixFrom(netip.IPv4Unspecified(), 0)}
 }
 
-func routeFamilies(routes []route) []int {
+func routeFamilies(routes []route) []uint8 {
 	var v4, v6 bool
 	for _, r := range routes {
 		v4 = v4 || r.family == unix.AF_INET
 		v6 = v6 || r.family == unix.AF_INET6
 	}
-	var families []int
+	var families []uint8
 	if v4 {
 		families = append(families, unix.AF_INET)
 	}
@@ -163,7 +147,7 @@ func parseRoute(r *networkservice.Route) (route, error) {
 	if err != nil {
 		return route{}, fmt.Errorf("prefix: %w", err)
 	}
-	out := route{family: familyOf(dst.Addr()), dst: dst}
+	out := route{family: routeview.FamilyOf(dst.Addr()), dst: dst}
 	if r.GetNextHop() == "" {
 		return out, nil
 	}
@@ -172,7 +156,7 @@ func parseRoute(r *networkservice.Route) (route, error) {
 		return route{}, fmt.Errorf("next_hop: %q is not an IP address", r.GetNextHop())
 	}
 	gw = gw.Unmap()
-	if familyOf(gw) != out.family {
+	if routeview.FamilyOf(gw) != out.family {
 		return route{}, fmt.Errorf("next_hop: %s is not of the family of prefix %s", gw, dst)
 	}
 	out.gw = gw
@@ -202,24 +186,24 @@ func parsePrefix(s string) (netip.Prefix, error) {
 	return prefix.Masked(), nil
 }
 
-func parseProtocol(s string) (int, error) {
+func parseProtocol(s string) (uint8, error) {
 	if s == "" {
 		return 0, nil
 	}
 	if n, ok := ipProtocolNumbers[strings.ToLower(s)]; ok {
-		return n, nil
+		return uint8(n), nil
 	}
 	n, err := strconv.ParseUint(s, 10, 8)
 	if err != nil || n == 0 {
 		return 0, fmt.Errorf("%q is neither a protocol number 1-255 nor a known protocol name", s)
 	}
-	return int(n), nil
+	return uint8(n), nil
 }
 
 // parsePortRange accepts "port" or "start-end". The kernel rejects port 0 and 65535 in rule port ranges.
-func parsePortRange(s string) (portRange, error) {
+func parsePortRange(s string) (routeview.PortRange, error) {
 	if s == "" {
-		return portRange{}, nil
+		return routeview.PortRange{}, nil
 	}
 	startText, endText, isRange := strings.Cut(s, "-")
 	if !isRange {
@@ -229,35 +213,9 @@ func parsePortRange(s string) (portRange, error) {
 	end, errEnd := strconv.ParseUint(endText, 10, 16)
 	switch {
 	case errStart != nil || errEnd != nil:
-		return portRange{}, fmt.Errorf("%q is not a port or a start-end port range", s)
+		return routeview.PortRange{}, fmt.Errorf("%q is not a port or a start-end port range", s)
 	case start == 0 || end >= 0xffff || start > end:
-		return portRange{}, fmt.Errorf("%q must be within 1-65534 with start <= end", s)
+		return routeview.PortRange{}, fmt.Errorf("%q must be within 1-65534 with start <= end", s)
 	}
-	return portRange{start: uint16(start), end: uint16(end)}, nil
-}
-
-func familyOf(addr netip.Addr) int {
-	if addr.Is4() {
-		return unix.AF_INET
-	}
-	return unix.AF_INET6
-}
-
-// prefixFromIPNet converts what netlink reports; nil is the default route of the family.
-func prefixFromIPNet(n *net.IPNet, family int) netip.Prefix {
-	if n == nil {
-		return defaultRoute(family).dst
-	}
-	addr, _ := netip.AddrFromSlice(n.IP)
-	ones, _ := n.Mask.Size()
-	return netip.PrefixFrom(addr.Unmap(), ones)
-}
-
-// prefixFromBytes converts an address attribute and a prefix length from rtnetlink.
-func prefixFromBytes(b []byte, bits int) netip.Prefix {
-	addr, ok := netip.AddrFromSlice(b)
-	if !ok {
-		return netip.Prefix{}
-	}
-	return netip.PrefixFrom(addr.Unmap(), bits)
+	return routeview.PortRange{Start: uint16(start), End: uint16(end)}, nil
 }

@@ -12,11 +12,12 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/sdk/pkg/tools/postpone"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/routeview"
 )
 
 type policyRouteServer struct {
-	opts  *options
-	locks namespaceLocks
+	opts *options
 }
 
 // NewServer returns a chain element that installs the connection's policy routes in the client namespace of a
@@ -72,51 +73,67 @@ func (s *policyRouteServer) Close(ctx context.Context, conn *networkservice.Conn
 
 // apply reconciles the connection's policy rules and routes; closing removes all of them.
 func (s *policyRouteServer) apply(ctx context.Context, conn *networkservice.Connection, policies []policy, closing bool) error {
+	holder := holderKey(conn.GetId())
 	mechanism := kernel.ToMechanism(conn.GetMechanism())
 	if mechanism == nil || mechanism.GetVLAN() != 0 {
+		s.opts.registry.Release(holder)
 		return nil
 	}
-	ns, err := openNamespace(mechanism.GetNetNSURL())
+	if closing {
+		// Whatever happens below, this connection no longer keeps the namespace's view open.
+		defer s.opts.registry.Release(holder)
+	}
+	view, done, err := s.opts.registry.Open(mechanism.GetNetNSURL())
 	if err != nil {
 		return err
 	}
-	defer ns.Close()
-	unlock := s.locks.lock(ns.id)
-	defer unlock()
+	defer done()
 
-	link, linkErr := ns.rtnl.linkIndex(mechanism.GetInterfaceName())
+	link, _, linkErr := view.Link(mechanism.GetInterfaceName())
 	if linkErr != nil && !closing {
 		return errors.Wrapf(linkErr, "policyroute: no interface %s", mechanism.GetInterfaceName())
 	}
 
-	p, err := s.plan(ns, conn.GetId(), link, policies, closing)
+	p, err := s.plan(view, conn.GetId(), link, policies, closing)
 	if err != nil {
 		return err
 	}
-	ops := p.ops()
 	log.FromContext(ctx).WithField("policyroute", "apply").
-		Debugf("adopted %d, route replaces %d, rule adds %d, rule deletes %d, route deletes %d",
-			p.adopted, len(p.routeReplaces), len(p.ruleAdds), len(p.ruleDeletes), len(p.routeDeletes))
-	return ns.rtnl.write(ops)
+		Debugf("adopted %d, route writes %d, rule adds %d, rule deletes %d, route deletes %d",
+			p.adopted, len(p.routeWrites), len(p.ruleAdds), len(p.ruleDeletes), len(p.routeDeletes))
+	if err := view.Write(p.ops()); err != nil {
+		return err
+	}
+	if !closing {
+		s.opts.registry.Hold(holder, view)
+	}
+	return nil
 }
 
-func (s *policyRouteServer) plan(ns *namespace, connID string, link int, policies []policy, closing bool) (*plan, error) {
-	r, candidates, err := newReconciler(ns, s.opts, connID, link, policies)
-	if err != nil {
-		return nil, err
-	}
+// holderKey names what this element holds a namespace's view for; other elements sharing the registry hold
+// it under keys of their own.
+func holderKey(connID string) string {
+	return "policyroute/" + connID
+}
+
+func (s *policyRouteServer) plan(view *routeview.View, connID string, link int, policies []policy, closing bool) (*plan, error) {
+	r := newReconciler(view, s.opts, connID, link)
 	p := &plan{}
+	var candidates [][]uint32
 	if !closing {
-		tables, err := r.chooseTables(policies, candidates)
+		tables, probed, err := r.chooseTables(policies)
 		if err != nil {
 			return nil, err
 		}
 		if err := r.planPolicies(p, policies, tables); err != nil {
 			return nil, err
 		}
+		candidates = probed
+	} else {
+		for i := range policies {
+			candidates = append(candidates, r.probes.candidates(policies[i].sel))
+		}
 	}
-	if err := r.planLeftovers(p, policies, candidates); err != nil {
-		return nil, err
-	}
+	r.planLeftovers(p, policies, candidates)
 	return p, nil
 }

@@ -84,7 +84,7 @@ func TestChangedNextHopIsReplacedInPlace(t *testing.T) {
 		{Prefix: "10.1.0.0/16", NextHop: "172.16.0.2"}, {Prefix: "10.2.0.0/16", NextHop: "172.16.0.2"}}}
 	request(t, server, newRequest(n, "conn-1", "nsm0", policy))
 	m.take(t)
-	table := o.candidateTables("conn-1", selector{src: netip.MustParsePrefix("172.16.0.1/32")})[0]
+	table := o.candidateTables("conn-1", selector{Src: netip.MustParsePrefix("172.16.0.1/32")})[0]
 
 	policy.Routes[0].NextHop = "172.16.0.3"
 	request(t, newChain(), newRequest(n, "conn-1", "nsm0", policy))
@@ -148,7 +148,7 @@ func TestRecreatedInterfaceGetsRoutesBack(t *testing.T) {
 
 func TestCandidateTablesArePureAndInRange(t *testing.T) {
 	o := newOptions([]Option{WithTableRange(1, 252)})
-	sel := selector{src: netip.MustParsePrefix("172.16.0.1/32"), proto: 6}
+	sel := selector{Src: netip.MustParsePrefix("172.16.0.1/32"), Proto: 6}
 	first := o.candidateTables("conn-1", sel)
 	require.Equal(t, first, newOptions([]Option{WithTableRange(1, 252)}).candidateTables("conn-1", sel))
 	require.NotEqual(t, first, o.candidateTables("conn-2", sel))

@@ -6,9 +6,12 @@ import (
 
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/ipcontext/ipaddress"
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/ipcontext/ipneighbors"
+	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/iptables4nattemplate"
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/mtu"
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/pinggrouprange"
+	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel/routelocalnet"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/linkroutes"
 	"github.com/nsmfwd/forwarder-vpp/internal/markedroutes"
 )
 
@@ -23,5 +26,21 @@ func newKernelContextServer() networkservice.NetworkServiceServer {
 		markedroutes.NewServer(),
 		ipaddress.NewServer(),
 		pinggrouprange.NewServer(),
+	)
+}
+
+// newKernelContextClient applies the connection's IP context to the endpoint's kernel interface. It
+// is sdk-kernel's connectioncontextkernel client with linkroutes in place of routes, so the
+// endpoint's side follows the IP context as exactly as the client's: addresses are reconciled by
+// ipaddress on both sides, routes and their next hops by linkroutes.
+func newKernelContextClient() networkservice.NetworkServiceClient {
+	return chain.NewNetworkServiceClient(
+		mtu.NewClient(),
+		ipneighbors.NewClient(),
+		linkroutes.NewClient(),
+		ipaddress.NewClient(),
+		routelocalnet.NewClient(),
+		iptables4nattemplate.NewClient(),
+		pinggrouprange.NewClient(),
 	)
 }

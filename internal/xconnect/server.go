@@ -36,7 +36,6 @@ import (
 	registrysendfd "github.com/networkservicemesh/sdk/pkg/registry/common/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/tools/token"
 
-	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/connectioncontextkernel"
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/ethernetcontext"
 
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/afxdppinhole"
@@ -141,7 +140,7 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 	elements := []networkservice.NetworkServiceClient{
 		cleanup.NewClient(ctx, o.cleanupOptions...),
 		mechanismtranslation.NewClient(),
-		connectioncontextkernel.NewClient(),
+		newKernelContextClient(),
 		metrics.NewClient(ctx, vppConn, o.metricsOptions...),
 		up.NewClient(ctx, vppConn),
 		mtu.NewClient(vppConn),
