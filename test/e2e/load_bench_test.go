@@ -88,7 +88,7 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n int) loadFigures {
 
 	b.ResetTimer()
 	started := time.Now()
-	l := startLoad(ctx, b, d, n, loadMaxClients)
+	l := startLoad(ctx, b, d, loadClientPrefix, n, loadMaxClients)
 	f := loadFigures{forwarder: fwd.Name, n: n, clients: len(l.clients)}
 	// Every connection refreshes once: the usage below is for connections in their steady state.
 	_, refreshed, ok := l.waitAllGranted(b, node, started, 2, loadLifetime)

@@ -42,8 +42,9 @@ type load struct {
 }
 
 // startLoad starts the clients of n connections (that many processes at most, the
-// connections spread evenly) at once, and waits until every connection is granted.
-func startLoad(ctx context.Context, tb testing.TB, d *domain.Domain, n, processes int) *load {
+// connections spread evenly) at once, and waits until every connection is granted. The clients
+// are named name0, name1, ... (name starts with loadClientPrefix).
+func startLoad(ctx context.Context, tb testing.TB, d *domain.Domain, name string, n, processes int) *load {
 	tb.Helper()
 	processes = min(n, processes)
 	l := &load{n: n}
@@ -52,7 +53,7 @@ func startLoad(ctx context.Context, tb testing.TB, d *domain.Domain, n, processe
 		for i := p; i < n; i += processes {
 			services = append(services, fmt.Sprintf("kernel://%s/nsm-%d", service, i))
 		}
-		c, err := d.StartClient(d.Nodes[0], fmt.Sprintf("%s%d", loadClientPrefix, p), services...)
+		c, err := d.StartClient(d.Nodes[0], fmt.Sprintf("%s%d", name, p), services...)
 		require.NoError(tb, err)
 		l.clients = append(l.clients, c)
 	}
