@@ -26,8 +26,8 @@ type Call struct {
 }
 
 const (
-	requestMethod = "/connection.NetworkService/Request"
-	closeMethod   = "/connection.NetworkService/Close"
+	requestMethod = "/networkservice.NetworkService/Request"
+	closeMethod   = "/networkservice.NetworkService/Close"
 )
 
 // CallLog appends one JSON line per Request and Close to a file, written by a goroutine of its
