@@ -71,13 +71,18 @@ func (l *CallLog) ServerOptions() []grpc.ServerOption {
 		return nil
 	}
 	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		// The caller, before the chain's updatepath moves the path on to this hop.
+		method, conn := nsmCall(info.FullMethod, req)
+		var key, peer string
+		if method != "" {
+			path := conn.GetPath()
+			key, peer = firstID(path), path.GetPathSegments()[min(int(path.GetIndex()), len(path.GetPathSegments())-1)].GetName()
+		}
 		start := time.Now()
 		resp, err := handler(ctx, req)
 		end := time.Now()
-		if method, conn := nsmCall(info.FullMethod, req); method != "" {
-			path := conn.GetPath()
-			l.record(Call{Method: method, Key: firstID(path), Peer: path.GetPathSegments()[min(int(path.GetIndex()), len(path.GetPathSegments())-1)].GetName(),
-				Start: start, End: end, OK: err == nil})
+		if method != "" {
+			l.record(Call{Method: method, Key: key, Peer: peer, Start: start, End: end, OK: err == nil})
 		}
 		return resp, err
 	})}
@@ -89,10 +94,15 @@ func (l *CallLog) DialOptions() []grpc.DialOption {
 		return nil
 	}
 	return []grpc.DialOption{grpc.WithChainUnaryInterceptor(func(ctx context.Context, fullMethod string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		method, conn := nsmCall(fullMethod, req)
+		key := ""
+		if method != "" {
+			key = firstID(conn.GetPath())
+		}
 		start := time.Now()
 		err := invoker(ctx, fullMethod, req, reply, cc, opts...)
 		end := time.Now()
-		if method, conn := nsmCall(fullMethod, req); method != "" {
+		if method != "" {
 			// The hop called answers with the path index back at the caller's segment.
 			path := conn.GetPath()
 			if answered, ok := reply.(*networkservice.Connection); ok && err == nil && method == "Request" {
@@ -102,7 +112,7 @@ func (l *CallLog) DialOptions() []grpc.DialOption {
 			if next := int(path.GetIndex()) + 1; next < len(path.GetPathSegments()) {
 				peer = path.GetPathSegments()[next].GetName()
 			}
-			l.record(Call{Out: true, Method: method, Key: firstID(conn.GetPath()), Peer: peer, Start: start, End: end, OK: err == nil})
+			l.record(Call{Out: true, Method: method, Key: key, Peer: peer, Start: start, End: end, OK: err == nil})
 		}
 		return err
 	})}

@@ -22,13 +22,16 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/nsmgrpc"
 )
 
-// hop answers a Request as the next hop does: its own segment added, the index back at the
-// caller's.
+// hop answers a Request as the next hop's chain does: sdk's updatepath moves the request's path
+// on to its own segment, in place, and the answer has the index back at the caller's.
 type hop struct{}
 
 func (hop) Request(_ context.Context, r *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
+	path := r.GetConnection().GetPath()
+	path.PathSegments = append(path.PathSegments, &networkservice.PathSegment{Name: "fwd", Id: "fwd-id"})
+	path.Index++
 	conn := proto.Clone(r.GetConnection()).(*networkservice.Connection)
-	conn.Path.PathSegments = append(conn.Path.PathSegments, &networkservice.PathSegment{Name: "fwd", Id: "fwd-id"})
+	conn.Path.Index--
 	return conn, nil
 }
 
