@@ -81,7 +81,7 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n int) loadFigures {
 	defer cancel()
 	d := startDomain(ctx, b, loadScenario("load", &fwd, loadLifetime, loadRequestTimeout))
 	node := d.Nodes[0]
-	_, err := d.StartEndpoint(ctx, node, "nse", service, loadEndpointCIDR, domain.WithPolicyRoutes(policyPrefix))
+	nse, err := d.StartEndpoint(ctx, node, "nse", service, loadEndpointCIDR, domain.WithPolicyRoutes(policyPrefix))
 	require.NoError(b, err)
 	idle, err := d.ForwarderUsage(ctx, node)
 	require.NoError(b, err)
@@ -102,6 +102,9 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n int) loadFigures {
 	calls, err := node.ReadCalls()
 	require.NoError(b, err)
 	f.requestsPS = firstRequestRate(calls, n)
+	nseCalls, err := nse.ReadCalls()
+	require.NoError(b, err)
+	calls = append(calls, nseCalls...)
 	seen := map[string]bool{}
 	var first, refresh []time.Duration
 	for _, r := range domain.ForwarderRequests(calls, node.ForwarderName) {

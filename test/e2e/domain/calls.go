@@ -16,10 +16,19 @@ type Call = nsmgrpc.Call
 
 // ReadCalls reads node's call log (Config.CallLogs).
 func (n *Node) ReadCalls() ([]Call, error) {
-	if n.CallLog == "" {
-		return nil, fmt.Errorf("%s: the domain runs without call logs (Config.CallLogs)", n.Name)
+	return readCalls(n.Name, n.CallLog)
+}
+
+// ReadCalls reads the endpoint's call log (Config.CallLogs).
+func (e *Endpoint) ReadCalls() ([]Call, error) {
+	return readCalls(e.Name, e.CallLog)
+}
+
+func readCalls(who, path string) ([]Call, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%s: the domain runs without call logs (Config.CallLogs)", who)
 	}
-	f, err := os.Open(n.CallLog)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +38,7 @@ func (n *Node) ReadCalls() ([]Call, error) {
 	for scanner.Scan() {
 		var c Call
 		if err = json.Unmarshal(scanner.Bytes(), &c); err != nil {
-			return nil, fmt.Errorf("%s: %w", n.CallLog, err)
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		calls = append(calls, c)
 	}
@@ -37,9 +46,10 @@ func (n *Node) ReadCalls() ([]Call, error) {
 }
 
 // ForwarderRequests are the Requests the forwarder named forwarder granted, each with the time
-// it spent on it alone: the nsmgr's call to the forwarder less the forwarder's nested call back
-// to the nsmgr (toward the endpoint), so neither the client's path nor the endpoint counts. A
-// Request the forwarder refused, or that failed further on, is left out.
+// it spent on it alone: the nsmgr's call to the forwarder less the forwarder's nested onward call
+// (served by the endpoint, or by an nsmgr toward a remote one), so neither the client's path nor
+// the endpoint counts. calls hold the logs of the nsmgr and of the forwarder's next hop. A Request
+// the forwarder refused, or that failed further on, is left out.
 func ForwarderRequests(calls []Call, forwarder string) []ForwarderRequest {
 	// The forwarder's onward calls, by connection.
 	onward := map[string][]Call{}

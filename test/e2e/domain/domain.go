@@ -63,8 +63,9 @@ type Config struct {
 	ForwarderStartsVPP bool
 	// ForwarderEnv is added to every forwarder's environment (e.g. NSM_PPROF_ENABLED=true).
 	ForwarderEnv []string
-	// CallLogs makes every nsmgr record each Request and Close it serves or makes
-	// (Node.CallLog, ReadCalls): what the forwarder's Request latency is measured from.
+	// CallLogs makes every nsmgr and endpoint record each Request and Close it serves or makes
+	// (Node.CallLog, Endpoint.CallLog, ReadCalls): what the forwarder's Request latency is
+	// measured from.
 	CallLogs bool
 }
 

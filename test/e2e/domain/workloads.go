@@ -24,6 +24,9 @@ import (
 // Endpoint is an icmp-responder-like endpoint running in its own pod.
 type Endpoint struct {
 	Name string
+	// CallLog is the endpoint's record of the Requests and Closes it served (Config.CallLogs),
+	// or "".
+	CallLog string
 	Pod  *topology.Pod
 	Proc *process.Process
 	d    *Domain
@@ -90,6 +93,11 @@ func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, c
 	for _, opt := range opts {
 		env = opt(env)
 	}
+	callLog := ""
+	if d.cfg.CallLogs {
+		callLog = filepath.Join(dir, "nse-calls.jsonl")
+		env = append(env, "NSM_CALL_LOG="+callLog)
+	}
 	proc, err := process.Start(process.Spec{
 		Name:   name,
 		Netns:  pod.Netns,
@@ -106,7 +114,7 @@ func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, c
 	if err != nil {
 		return nil, errors.Join(err, d.Topology.DeletePod(pod))
 	}
-	e := &Endpoint{Name: name, Pod: pod, Proc: proc, d: d}
+	e := &Endpoint{Name: name, CallLog: callLog, Pod: pod, Proc: proc, d: d}
 	d.endpoints = append(d.endpoints, e)
 	waitCtx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
