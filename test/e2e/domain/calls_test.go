@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A Request through nsmgr -> forwarder -> nsmgr -> endpoint, as the nsmgr logs it: the
+// A Request through nsmgr -> forwarder -> next hop, as the nsmgr and the next hop log it: the
 // forwarder's own time is its call less its nested onward call; a refused Request, an onward
 // call of another connection and one outside the call do not count.
 func TestForwarderRequestsSubtractTheOnwardCall(t *testing.T) {
