@@ -24,7 +24,7 @@ const (
 	// E2E_LOAD_N names others (e.g. E2E_LOAD_N=10,100,500).
 	loadDefaultSizes = "10,100"
 	// loadHealTimeout bounds the wait for every connection to heal after the forwarder's restart.
-	loadHealTimeout = 2 * time.Minute
+	loadHealTimeout = time.Minute
 )
 
 // loadFigures are what one load run measured.
