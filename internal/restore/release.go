@@ -27,16 +27,17 @@ type Releaser struct {
 	kernelCleanup networkservice.NetworkServiceServer
 	// forwarderNetns works in the forwarder's own namespace, where the veth ends are.
 	forwarderNetns *netlink.Handle
+	vppEnded       func() bool
 }
 
 // NewReleaser releases through vppConn and, for kernel state in client namespaces, by closing the
 // recorded connection on kernelCleanup (the chain's marked-route elements).
 func NewReleaser(vppConn api.Connection, kernelCleanup networkservice.NetworkServiceServer, opts ...Option) *Releaser {
-	o := &options{forwarderNetns: &netlink.Handle{}}
+	o := &options{forwarderNetns: &netlink.Handle{}, vppEnded: func() bool { return false }}
 	for _, opt := range opts {
 		opt(o)
 	}
-	return &Releaser{vppConn: vppConn, kernelCleanup: kernelCleanup, forwarderNetns: o.forwarderNetns}
+	return &Releaser{vppConn: vppConn, kernelCleanup: kernelCleanup, forwarderNetns: o.forwarderNetns, vppEnded: o.vppEnded}
 }
 
 // Release removes everything rec names that is still there; it is a journal.Cleanup. The kernel
@@ -47,10 +48,14 @@ func (r *Releaser) Release(ctx context.Context, rec *journal.Record) error {
 		errs = append(errs, r.closeRecorded(ctx, rec, state.Incoming))
 	}
 	view, err := readVPP(ctx, r.vppConn)
-	if err != nil {
+	switch {
+	case err == nil:
+		errs = append(errs, r.releaseInterfaces(ctx, view.tagged(rec.SideIDs())))
+	case r.vppEnded():
+		log.FromContext(ctx).Infof("restore: the VPP of connection %s has ended, and its interfaces with it", rec.ID)
+	default:
 		return errors.Join(append(errs, err)...)
 	}
-	errs = append(errs, r.releaseInterfaces(ctx, view.tagged(rec.SideIDs())))
 	errs = append(errs, r.releaseVeths(ctx, vethAliases(rec, true, true)))
 	return errors.Join(errs...)
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -79,6 +80,8 @@ type forwarder struct {
 	connections *journal.Journal
 	leftovers   *restore.Leftovers
 	releaser    *restore.Releaser
+	// vppEnded is set once the VPP the forwarder started has ended.
+	vppEnded    atomic.Bool
 	identity    *svid.Source
 	dialOptions []grpc.DialOption
 	server      *grpc.Server
@@ -136,7 +139,7 @@ func (f *forwarder) connectToVPP() (err error) {
 		stopVPP()
 		return waitForVPPEnd(stopCtx, f.vpp.Exited)
 	})
-	go abortWhenVPPExits(f.vpp.Exited, f.abort)
+	go abortWhenVPPExits(f.vpp.Exited, &f.vppEnded, f.abort)
 	f.vppAPI = extendtimeout.NewConnection(f.vpp, f.cfg.VPPMinOperationTimeout)
 	return nil
 }
@@ -176,7 +179,8 @@ func (f *forwarder) findLeftovers() (err error) {
 		return fmt.Errorf("netlink: %w", err)
 	}
 	f.phases.OnStop("close the netlink handle", journalCloseBound, func(context.Context) error { forwarderNetns.Close(); return nil })
-	f.releaser = restore.NewReleaser(f.vppAPI, markedroutes.NewServer(), restore.WithForwarderNetns(forwarderNetns))
+	f.releaser = restore.NewReleaser(f.vppAPI, markedroutes.NewServer(), restore.WithForwarderNetns(forwarderNetns),
+		restore.WithVPPEnded(f.vppEnded.Load))
 	kernelTaps := f.cfg.KernelInterfaceType.Resolve() == kernelif.Tap
 	if f.leftovers, err = restore.Scan(scanCtx, f.releaser, f.connections, kernelTaps); err != nil {
 		return err
@@ -277,12 +281,14 @@ func waitForVPPEnd(ctx context.Context, exited <-chan error) error {
 	}
 }
 
-func abortWhenVPPExits(exited <-chan error, abort context.CancelCauseFunc) {
+func abortWhenVPPExits(exited <-chan error, ended *atomic.Bool, abort context.CancelCauseFunc) {
 	if exited == nil {
 		return
 	}
 	// A clean exit closes the channel without an error: it is still the end of the data plane.
-	if err := <-exited; err != nil {
+	err := <-exited
+	ended.Store(true) // before the shutdown the abort starts, whose Closes release through it
+	if err != nil {
 		abort(fmt.Errorf("VPP exited: %w", err))
 	} else {
 		abort(errors.New("VPP exited"))

@@ -109,8 +109,6 @@ func TestEndpointChangesItsClientsContextOnRefresh(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	t.Skip("issue 11: a refresh that changes the client's address leaves the old address's policy rule in the client pod, " +
-		"and a refresh that removes a route leaves it in the endpoint pod (items 1 and 2, not in main yet)")
 	sc := scenario{tag: "hctx", kernelType: "tap", linkType: "tuntap", nodes: 1, tokenLifetime: refreshLifetime, requestTimeout: crashRequestTimeout}
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()

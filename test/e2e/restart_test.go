@@ -12,8 +12,6 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
-	"github.com/networkservicemesh/api/pkg/api/networkservice"
-
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
 	"github.com/nsmfwd/forwarder-vpp/test/netwatch"
@@ -289,28 +287,10 @@ func runForwarderRestart(t *testing.T, rs restartScenario) {
 		require.Empty(t, netwatch.LinkChanges(clientEvents, ""), "links added or deleted in the client's pod")
 		require.Empty(t, netwatch.LinkChanges(nseEvents, ""), "links added or deleted in the endpoint's pod")
 		require.Empty(t, netwatch.Writes(clientEvents), "addresses, routes or rules written in the client's pod")
-		requireOnlyRefreshWrites(t, nseEvents, before.ipContext)
+		require.Empty(t, netwatch.Writes(nseEvents), "addresses, routes or rules written in the endpoint's pod")
 	}
 	rep.step("close leaves nothing")
 	requireCloseLeavesNothing(ctx, t, d, client, nse)
-}
-
-// requireOnlyRefreshWrites requires the endpoint's pod to have seen no write
-// but those every Request makes there, restart or not: sdk-kernel's routes
-// element (the onward chain's, which issue 11 replaces) replaces the route to
-// each client address, first link-scoped, then via the next hop. The
-// xconnect tests compare them with an ordinary refresh's.
-func requireOnlyRefreshWrites(t *testing.T, events []netwatch.Event, ipContext *networkservice.IPContext) {
-	t.Helper()
-	clientAddrs := map[string]bool{}
-	for _, cidr := range ipContext.GetSrcIpAddrs() {
-		clientAddrs[cidr] = true
-	}
-	for _, e := range netwatch.Writes(events) {
-		if e.What != "route" || e.Deleted || !clientAddrs[e.Prefix] {
-			t.Errorf("the endpoint's pod saw a write no refresh makes: %s (all: %v)", e, netwatch.Writes(events))
-		}
-	}
 }
 
 // linkIdentity is what survives of a pod's interface only when nothing
