@@ -27,9 +27,9 @@ type Endpoint struct {
 	// CallLog is the endpoint's record of the Requests and Closes it served (Config.CallLogs),
 	// or "".
 	CallLog string
-	Pod  *topology.Pod
-	Proc *process.Process
-	d    *Domain
+	Pod     *topology.Pod
+	Proc    *process.Process
+	d       *Domain
 }
 
 // Client is an NSC running in its own pod with its granted connections.
