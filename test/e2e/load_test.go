@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 )
 
 // A load is many connections through one forwarder from few client processes: each e2e-nsc
-// holds loadPerClient connections (one sdk client chain, one SVID, one gRPC connection to the
+// holds many connections (one sdk client chain, one SVID, one gRPC connection to the
 // nsmgr), each connection its own interface in that client's pod, so a connection costs the
 // harness one interface and one Request chain, not a process.
 const (
@@ -26,7 +25,7 @@ const (
 	loadMaxClients = 10
 )
 
-// loadScenario is one node over taps (or veth), with the nsmgr's call log for the forwarder's
+// loadScenario is one node over taps, with the nsmgr's and endpoint's call logs for the forwarder's
 // own Request latency and the forwarder's pprof for its goroutines; the harness programs log at
 // INFO, which is what they cost at this scale.
 func loadScenario(tag string, fwd *domain.Forwarder, lifetime, requestTimeout time.Duration) scenario {
@@ -88,13 +87,7 @@ func (l *load) grants(tb testing.TB, node *domain.Node) map[string][]time.Time {
 	tb.Helper()
 	calls, err := node.ReadCalls()
 	require.NoError(tb, err)
-	grants := domain.ClientGrants(calls, loadClientPrefix)
-	for key := range grants {
-		if !strings.HasPrefix(key, loadClientPrefix) {
-			delete(grants, key)
-		}
-	}
-	return grants
+	return domain.ClientGrants(calls, loadClientPrefix)
 }
 
 // waitAllGranted waits until every one of the load's connections has been granted a Request
