@@ -19,7 +19,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 # The kind end-to-end suite: image build, cluster, SPIRE, both install paths and every scenario.
 KIND_E2E_TIMEOUT ?= 120m
 
-.PHONY: all build xdp image tools test kind-e2e vet fmt-check bench fuzz demo compare clean
+.PHONY: all build xdp image tools test kind-e2e vet fmt-check bench bench-forwarder fuzz demo compare clean
 
 all: build
 
@@ -82,6 +82,12 @@ compare: tools
 # would repeat hundreds of times.
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 10x ./internal/policyroute/
+
+# Figures, not pass/fail: N connections through one forwarder on the simulator, this project's and
+# the stock-equivalent one side by side (README, "Load"). Root; not part of `test`.
+LOAD_N ?= 10,100
+bench-forwarder: tools
+	E2E_LOAD_N=$(LOAD_N) $(GO) test -count=1 -run '^$$' -bench ForwarderLoad -benchtime 1x -timeout 60m ./test/e2e/
 
 clean:
 	rm -rf $(BIN)

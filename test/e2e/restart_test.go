@@ -288,6 +288,7 @@ func runForwarderRestart(t *testing.T, rs restartScenario) {
 	if ourDesign(d) && !rs.vppToo {
 		// Field report 3's invariant: a restart with intact state deletes and writes nothing, so
 		// traffic never stops or falls through to the main table.
+		rep.step("restart next to a running VPP: nothing lost, nothing rewritten")
 		require.Zero(t, result.Lost(), "the data path dropped packets across a forwarder restart next to a VPP that kept running: %s", result)
 		require.Equal(t, clientLink, linkIdentity(t, client.Pod.Netns, clientIfname), "the client's interface was replaced: %v", clientEvents)
 		require.Equal(t, nseLink, linkIdentity(t, nse.Pod.Netns, after.nseIfname), "the endpoint's interface was replaced: %v", nseEvents)

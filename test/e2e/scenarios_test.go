@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -105,6 +106,11 @@ type scenario struct {
 	// ownVPP makes each forwarder start realVPP itself (its own-VPP mode) instead of using an
 	// external one.
 	ownVPP bool
+	// callLogs makes every nsmgr record the Requests and Closes it serves and makes
+	// (domain.Config.CallLogs).
+	callLogs bool
+	// logLevel is the harness programs' log level; DEBUG when empty.
+	logLevel string
 }
 
 func runScenario(t *testing.T, sc scenario) {
@@ -218,7 +224,7 @@ func requireEndpointUnregisters(ctx context.Context, t *testing.T, d *domain.Dom
 
 // startDomain brings a domain up for one scenario and tears it down at the
 // end, printing diagnostics first if the scenario failed.
-func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain {
+func startDomain(ctx context.Context, t testing.TB, sc scenario) *domain.Domain {
 	fwd := forwarder
 	if sc.forwarder != nil {
 		fwd = *sc.forwarder
@@ -233,13 +239,14 @@ func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain 
 		NetnsPrefix:          topology.RunPrefix(netnsBase) + sc.tag + "-",
 		Nodes:                sc.nodes,
 		KernelInterfaceType:  sc.kernelType,
-		LogLevel:             "DEBUG",
+		LogLevel:             cmp.Or(sc.logLevel, "DEBUG"),
 		MaxTokenLifetime:     sc.tokenLifetime,
 		ClientRequestTimeout: sc.requestTimeout,
 		IdleCut:              sc.idleCut,
 		RealVPP:              sc.realVPP,
 		ForwarderStartsVPP:   sc.ownVPP,
 		ForwarderEnv:         sc.forwarderEnv,
+		CallLogs:             sc.callLogs,
 		// Empty means the forwarder's own default (INFO).
 		ForwarderLogLevel: os.Getenv("E2E_FORWARDER_LOG_LEVEL"),
 	})
@@ -262,7 +269,7 @@ func startDomain(ctx context.Context, t *testing.T, sc scenario) *domain.Domain 
 	})
 	if sc.report != "" {
 		// After the tear-down's clean-up, so that it runs before it.
-		reportScenario(t, d, sc.report)
+		reportScenario(t.(*testing.T), d, sc.report)
 	}
 	return d
 }

@@ -63,6 +63,10 @@ type Config struct {
 	// ForwarderStartsVPP runs no VPP beside the forwarders: each starts RealVPP itself, its
 	// own-VPP mode of the stock image (see ownvpp.go).
 	ForwarderStartsVPP bool
+	// CallLogs makes every nsmgr and endpoint record each Request and Close it serves or makes
+	// (Node.CallLog, Endpoint.CallLog, ReadCalls): what the forwarder's Request latency is
+	// measured from.
+	CallLogs bool
 }
 
 // Node is one node's running programs.
@@ -82,6 +86,8 @@ type Node struct {
 	ForwarderName string
 	// StateDir is the forwarder's NSM_STATE_DIR, kept across its restarts.
 	StateDir string
+	// CallLog is the nsmgr's record of Requests and Closes (Config.CallLogs), or "".
+	CallLog string
 	// IdleInterfaces and IdleKernel are VPP's interfaces and the node
 	// namespace's kernel state once the forwarder is ready and before any
 	// connection: what every Close must return to.
@@ -297,6 +303,10 @@ func (d *Domain) startNsmgr(ctx context.Context, node *Node, dir string) (err er
 			fmt.Sprintf("tcp://%s", netip.AddrPortFrom(node.IP.Addr(), nsmgrPort)),
 		"NSM_REGISTRY_URL=" + d.registryTCP(),
 		"NSM_LOG_LEVEL=" + d.cfg.LogLevel,
+	}
+	if d.cfg.CallLogs {
+		node.CallLog = filepath.Join(dir, "nsmgr-calls.jsonl")
+		env = append(env, "NSM_CALL_LOG="+node.CallLog)
 	}
 	if node.IdleCut != nil {
 		env = append(env, fmt.Sprintf("NSM_ADVERTISE_URL=tcp://%s", netip.AddrPortFrom(node.IP.Addr(), idleCutPort)))

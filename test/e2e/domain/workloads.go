@@ -24,9 +24,12 @@ import (
 // Endpoint is an icmp-responder-like endpoint running in its own pod.
 type Endpoint struct {
 	Name string
-	Pod  *topology.Pod
-	Proc *process.Process
-	d    *Domain
+	// CallLog is the endpoint's record of the Requests and Closes it served (Config.CallLogs),
+	// or "".
+	CallLog string
+	Pod     *topology.Pod
+	Proc    *process.Process
+	d       *Domain
 }
 
 // Client is an NSC running in its own pod with its granted connections.
@@ -90,6 +93,11 @@ func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, c
 	for _, opt := range opts {
 		env = opt(env)
 	}
+	callLog := ""
+	if d.cfg.CallLogs {
+		callLog = filepath.Join(dir, "nse-calls.jsonl")
+		env = append(env, "NSM_CALL_LOG="+callLog)
+	}
 	proc, err := process.Start(process.Spec{
 		Name:   name,
 		Netns:  pod.Netns,
@@ -106,7 +114,7 @@ func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, c
 	if err != nil {
 		return nil, errors.Join(err, d.Topology.DeletePod(pod))
 	}
-	e := &Endpoint{Name: name, Pod: pod, Proc: proc, d: d}
+	e := &Endpoint{Name: name, CallLog: callLog, Pod: pod, Proc: proc, d: d}
 	d.endpoints = append(d.endpoints, e)
 	waitCtx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
@@ -167,6 +175,19 @@ func (e *Endpoint) Close() error {
 // Connect starts a client in a new pod on node asking for each of services
 // (kernel://service/ifname) and waits until all are granted.
 func (d *Domain) Connect(ctx context.Context, node *Node, name string, services ...string) (*Client, error) {
+	c, err := d.StartClient(node, name, services...)
+	if err != nil {
+		return nil, err
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	return c, c.WaitGranted(waitCtx)
+}
+
+// StartClient starts a client in a new pod on node asking for each of services
+// (kernel://service/ifname), one after another, and returns at once: WaitGranted waits for
+// them. One client process holds any number of connections.
+func (d *Domain) StartClient(node *Node, name string, services ...string) (*Client, error) {
 	pod, err := d.Topology.AddPod(node.Node, name)
 	if err != nil {
 		return nil, err
@@ -190,15 +211,17 @@ func (d *Domain) Connect(ctx context.Context, node *Node, name string, services 
 	}
 	c := &Client{Name: name, Pod: pod, Proc: proc, d: d, connFile: connFile}
 	d.clients = append(d.clients, c)
-	waitCtx, cancel := context.WithTimeout(ctx, connectTimeout)
-	defer cancel()
-	if err = waitForFile(waitCtx, proc, connFile); err != nil {
-		return nil, err
-	}
-	if c.Connections, err = readConnections(connFile); err != nil {
-		return nil, err
-	}
 	return c, nil
+}
+
+// WaitGranted waits until every connection the client asked for is granted (or ctx ends), and
+// reads them.
+func (c *Client) WaitGranted(ctx context.Context) (err error) {
+	if err = waitForFile(ctx, c.Proc, c.connFile); err != nil {
+		return err
+	}
+	c.Connections, err = readConnections(c.connFile)
+	return err
 }
 
 func (d *Domain) clientEnv() []string {

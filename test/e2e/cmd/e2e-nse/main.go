@@ -54,6 +54,7 @@ type config struct {
 	DialTimeout         time.Duration `default:"5s" split_words:"true"`
 	SVIDTimeout         time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
 	LogLevel            string        `default:"INFO" split_words:"true"`
+	CallLog             string        `split_words:"true" desc:"file receiving one JSON line per Request and Close served (nsmgrpc.Call)"`
 }
 
 func main() {
@@ -102,6 +103,10 @@ func run() error {
 	}
 	defer func() { _ = source.Close() }()
 	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
+	calls, err := nsmgrpc.NewCallLog(ctx, cfg.CallLog)
+	if err != nil {
+		return err
+	}
 	go changes.watch(ctx, readdressPrefixes)
 
 	responder := endpoint.NewServer(ctx, generate,
@@ -123,7 +128,7 @@ func run() error {
 	// socket's inode, so the socket must still exist.
 	registrationCtx, cancelRegistration := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRegistration()
-	server := grpc.NewServer(nsmgrpc.ServerOptions(source)...)
+	server := grpc.NewServer(append(nsmgrpc.ServerOptions(source), calls.ServerOptions()...)...)
 	responder.Register(server)
 	errCh := nsmgrpc.Serve(registrationCtx, server, cfg.ListenOn)
 

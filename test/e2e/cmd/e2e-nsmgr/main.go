@@ -35,6 +35,7 @@ type config struct {
 	ForwarderNetworkServiceName string        `default:"forwarder" split_words:"true"`
 	SVIDTimeout                 time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
 	LogLevel                    string        `default:"INFO" split_words:"true"`
+	CallLog                     string        `split_words:"true" desc:"file receiving one JSON line per Request and Close served or made (nsmgrpc.Call)"`
 }
 
 func main() {
@@ -70,6 +71,10 @@ func run() error {
 	}
 	defer func() { _ = source.Close() }()
 	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
+	calls, err := nsmgrpc.NewCallLog(ctx, cfg.CallLog)
+	if err != nil {
+		return err
+	}
 
 	// One map shared by the request and monitor authorizers lets a workload
 	// monitor exactly the connections it holds.
@@ -92,11 +97,11 @@ func run() error {
 		nsmgr.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
 			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
 		nsmgr.WithDefaultExpiration(cfg.MaxTokenLifetime),
-		nsmgr.WithDialOptions(nsmgrpc.NsmgrDialOptions(source, generate)...),
+		nsmgr.WithDialOptions(append(nsmgrpc.NsmgrDialOptions(source, generate), calls.DialOptions()...)...),
 		nsmgr.WithDialTimeout(cfg.DialTimeout),
 		nsmgr.WithForwarderServiceName(cfg.ForwarderNetworkServiceName),
 	)
-	server := grpc.NewServer(nsmgrpc.ServerOptions(source)...)
+	server := grpc.NewServer(append(nsmgrpc.ServerOptions(source), calls.ServerOptions()...)...)
 	mgr.Register(server)
 	errCh := nsmgrpc.Serve(ctx, server, cfg.ListenOn...)
 	log.FromContext(ctx).Infof("nsmgr %s serving on %v, reachable as %s", cfg.Name, cfg.ListenOn, publicURL.String())
