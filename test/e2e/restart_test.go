@@ -100,7 +100,7 @@ func TestReplacedForwarderReleasesWhatADeadClientLeft(t *testing.T) {
 	defer cancel()
 	d := startDomain(ctx, t, sc)
 	node := d.Nodes[0]
-	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(policyPrefix))
+	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(crashPolicies...))
 	require.NoError(t, err)
 	client := connectClient(ctx, t, d, sc)
 	requirePolicies(t, client)
