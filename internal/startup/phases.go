@@ -23,6 +23,7 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/authz"
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/eagerstream"
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
@@ -140,7 +141,9 @@ func (f *forwarder) connectToVPP() (err error) {
 		return waitForVPPEnd(stopCtx, f.vpp.Exited)
 	})
 	go abortWhenVPPExits(f.vpp.Exited, &f.vppEnded, f.abort)
-	f.vppAPI = extendtimeout.NewConnection(f.vpp, f.cfg.VPPMinOperationTimeout)
+	// Every dump is read off govpp at once: one read slowly (sdk-vpp's MTU lookups call VPP between
+	// its details) would otherwise stall the whole connection once VPP holds 100 interfaces.
+	f.vppAPI = extendtimeout.NewConnection(eagerstream.NewConnection(f.vpp), f.cfg.VPPMinOperationTimeout)
 	return nil
 }
 
