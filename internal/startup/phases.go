@@ -141,6 +141,7 @@ func (f *forwarder) connectToVPP() (err error) {
 		return waitForVPPEnd(stopCtx, f.vpp.Exited)
 	})
 	go abortWhenVPPExits(f.vpp.Exited, &f.vppEnded, f.abort)
+	go abortWhenVPPLost(f.vpp.Lost, f.abort)
 	// Every dump is read off govpp at once: one read slowly (sdk-vpp's MTU lookups call VPP between
 	// its details) would otherwise stall the whole connection once VPP holds 100 interfaces.
 	f.vppAPI = extendtimeout.NewConnection(eagerstream.NewConnection(f.vpp), f.cfg.VPPMinOperationTimeout)
@@ -295,6 +296,18 @@ func abortWhenVPPExits(exited <-chan error, ended *atomic.Bool, abort context.Ca
 		abort(fmt.Errorf("VPP exited: %w", err))
 	} else {
 		abort(errors.New("VPP exited"))
+	}
+}
+
+// abortWhenVPPLost stops a forwarder whose API connection broke: every later call would fail, and
+// the restart (the DaemonSet's) reconnects and adopts what VPP still holds. Unlike an exit, VPP
+// may still run with every interface.
+func abortWhenVPPLost(lost <-chan error, abort context.CancelCauseFunc) {
+	if lost == nil {
+		return
+	}
+	if err, ok := <-lost; ok {
+		abort(fmt.Errorf("VPP API connection lost: %w", err))
 	}
 }
 

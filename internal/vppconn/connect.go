@@ -26,8 +26,11 @@ type Connection struct {
 	Socket string
 	// Exited reports the end of a VPP the forwarder started; it is nil for an external VPP.
 	Exited <-chan error
+	// Lost reports that the API connection broke (VPP closed it, or went away); Close closes it.
+	Lost <-chan error
 
-	disconnect func()
+	disconnect  func()
+	stopWatcher func()
 }
 
 // StatsSocket is VPP's statistics segment socket. VPP's packaged configuration, vpphelper's and
@@ -39,6 +42,9 @@ func (c *Connection) StatsSocket() string {
 // Close releases the API connection. A VPP the forwarder started stops with the context given to
 // Connect.
 func (c *Connection) Close() {
+	if c.stopWatcher != nil {
+		c.stopWatcher()
+	}
 	if c.disconnect != nil {
 		c.disconnect()
 	}
@@ -60,14 +66,22 @@ func Connect(ctx context.Context, socket string, opts ...Option) (*Connection, e
 	if o.lifetime == nil {
 		o.lifetime = ctx
 	}
-	if _, err := os.Stat(socket); err == nil {
-		return dialExternal(ctx, socket, o.dialTimeout)
+	var conn *Connection
+	var err error
+	if _, statErr := os.Stat(socket); statErr == nil {
+		conn, err = dialExternal(ctx, socket, o.dialTimeout)
+	} else {
+		binary, lookErr := exec.LookPath(vppBinary)
+		if lookErr != nil {
+			return nil, fmt.Errorf("no VPP API socket at %s and no %q binary on PATH to start one", socket, vppBinary)
+		}
+		conn, err = startLocal(ctx, o.lifetime, binary, o.rootDir, o.startTimeout)
 	}
-	binary, lookErr := exec.LookPath(vppBinary)
-	if lookErr != nil {
-		return nil, fmt.Errorf("no VPP API socket at %s and no %q binary on PATH to start one", socket, vppBinary)
+	if err != nil {
+		return nil, err
 	}
-	return startLocal(ctx, o.lifetime, binary, o.rootDir, o.startTimeout)
+	conn.Lost, conn.stopWatcher = watchLoss(conn.Connection)
+	return conn, nil
 }
 
 func dialExternal(ctx context.Context, socket string, timeout time.Duration) (*Connection, error) {
