@@ -18,7 +18,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/eagerstream"
-	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
+	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
 
 // manyInterfaces is well past the 100 replies a govpp stream holds: what 100 tap connections
@@ -30,8 +30,11 @@ const manyInterfaces = 200
 // is the last: it must find it. Through a plain govpp connection the lookup loses the details past
 // the 100th, and the dump's end with them, and waits until its context ends.
 func TestNestedDumpOverManyInterfaces(t *testing.T) {
-	sim := vppsimtest.StartSim(t, "")
-	vppConn := vppsimtest.Dial(t, sim)
+	vpptest.Each(t, testNestedDumpOverManyInterfaces)
+}
+
+func testNestedDumpOverManyInterfaces(t *testing.T, backend vpptest.Backend) {
+	vppConn := vpptest.Start(t, backend, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
