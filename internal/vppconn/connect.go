@@ -26,7 +26,8 @@ type Connection struct {
 	Socket string
 	// Exited reports the end of a VPP the forwarder started; it is nil for an external VPP.
 	Exited <-chan error
-	// Lost reports that the API connection broke (VPP closed it, or went away); Close closes it.
+	// Lost reports that the API connection to an external VPP broke (VPP closed it, or went away);
+	// Close closes it. It is nil for a VPP the forwarder started, whose end Exited reports first.
 	Lost <-chan error
 
 	disconnect  func()
@@ -66,22 +67,19 @@ func Connect(ctx context.Context, socket string, opts ...Option) (*Connection, e
 	if o.lifetime == nil {
 		o.lifetime = ctx
 	}
-	var conn *Connection
-	var err error
-	if _, statErr := os.Stat(socket); statErr == nil {
-		conn, err = dialExternal(ctx, socket, o.dialTimeout)
-	} else {
-		binary, lookErr := exec.LookPath(vppBinary)
-		if lookErr != nil {
-			return nil, fmt.Errorf("no VPP API socket at %s and no %q binary on PATH to start one", socket, vppBinary)
+	if _, err := os.Stat(socket); err == nil {
+		conn, err := dialExternal(ctx, socket, o.dialTimeout)
+		if err != nil {
+			return nil, err
 		}
-		conn, err = startLocal(ctx, o.lifetime, binary, o.rootDir, o.startTimeout)
+		conn.Lost, conn.stopWatcher = watchLoss(conn.Connection)
+		return conn, nil
 	}
-	if err != nil {
-		return nil, err
+	binary, lookErr := exec.LookPath(vppBinary)
+	if lookErr != nil {
+		return nil, fmt.Errorf("no VPP API socket at %s and no %q binary on PATH to start one", socket, vppBinary)
 	}
-	conn.Lost, conn.stopWatcher = watchLoss(conn.Connection)
-	return conn, nil
+	return startLocal(ctx, o.lifetime, binary, o.rootDir, o.startTimeout)
 }
 
 func dialExternal(ctx context.Context, socket string, timeout time.Duration) (*Connection, error) {
