@@ -23,6 +23,7 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/authz"
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/eagerstream"
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
@@ -141,7 +142,10 @@ func (f *forwarder) connectToVPP() (err error) {
 		return waitForVPPEnd(stopCtx, f.vpp.Exited)
 	})
 	go abortWhenVPPExits(f.vpp.Exited, &f.vppEnded, f.abort)
-	f.vppAPI = extendtimeout.NewConnection(f.vpp, f.cfg.VPPMinOperationTimeout)
+	go abortWhenVPPLost(f.vpp.Lost, f.abort)
+	// Every dump is read off govpp at once: one read slowly (sdk-vpp's MTU lookups call VPP between
+	// its details) would otherwise stall the whole connection once VPP holds 100 interfaces.
+	f.vppAPI = extendtimeout.NewConnection(eagerstream.NewConnection(f.vpp), f.cfg.VPPMinOperationTimeout)
 	return nil
 }
 
@@ -294,6 +298,18 @@ func abortWhenVPPExits(exited <-chan error, ended *atomic.Bool, abort context.Ca
 		abort(fmt.Errorf("VPP exited: %w", err))
 	} else {
 		abort(errors.New("VPP exited"))
+	}
+}
+
+// abortWhenVPPLost stops a forwarder whose API connection broke: every later call would fail, and
+// the restart (the DaemonSet's) reconnects and adopts what VPP still holds. Unlike an exit, VPP
+// may still run with every interface.
+func abortWhenVPPLost(lost <-chan error, abort context.CancelCauseFunc) {
+	if lost == nil {
+		return
+	}
+	if err, ok := <-lost; ok {
+		abort(fmt.Errorf("VPP API connection lost: %w", err))
 	}
 }
 

@@ -26,8 +26,12 @@ type Connection struct {
 	Socket string
 	// Exited reports the end of a VPP the forwarder started; it is nil for an external VPP.
 	Exited <-chan error
+	// Lost reports that the API connection to an external VPP broke (VPP closed it, or went away);
+	// Close closes it. It is nil for a VPP the forwarder started, whose end Exited reports first.
+	Lost <-chan error
 
-	disconnect func()
+	disconnect  func()
+	stopWatcher func()
 }
 
 // StatsSocket is VPP's statistics segment socket. VPP's packaged configuration, vpphelper's and
@@ -39,6 +43,9 @@ func (c *Connection) StatsSocket() string {
 // Close releases the API connection. A VPP the forwarder started stops with the context given to
 // Connect.
 func (c *Connection) Close() {
+	if c.stopWatcher != nil {
+		c.stopWatcher()
+	}
 	if c.disconnect != nil {
 		c.disconnect()
 	}
@@ -61,7 +68,12 @@ func Connect(ctx context.Context, socket string, opts ...Option) (*Connection, e
 		o.lifetime = ctx
 	}
 	if _, err := os.Stat(socket); err == nil {
-		return dialExternal(ctx, socket, o.dialTimeout)
+		conn, err := dialExternal(ctx, socket, o.dialTimeout)
+		if err != nil {
+			return nil, err
+		}
+		conn.Lost, conn.stopWatcher = watchLoss(conn.Connection)
+		return conn, nil
 	}
 	binary, lookErr := exec.LookPath(vppBinary)
 	if lookErr != nil {

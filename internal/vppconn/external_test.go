@@ -45,3 +45,34 @@ func TestExternalVPPAnswersAndHasItsStatsBesideTheAPISocket(t *testing.T) {
 	require.Eventually(t, func() bool { return len(sim.Snapshot().Clients) == 0 }, 5*time.Second, 20*time.Millisecond,
 		"Close releases the API connection")
 }
+
+// A VPP that goes away takes the API connection with it, and govpp says nothing: Lost does, so
+// the forwarder does not sit alive with a dead connection.
+func TestExternalVPPThatGoesAwayIsReportedLost(t *testing.T) {
+	sim := vppsimtest.StartSim(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := vppconn.Connect(ctx, sim.APISocket())
+	require.NoError(t, err)
+	defer conn.Close()
+
+	require.NoError(t, sim.Close())
+	select {
+	case err := <-conn.Lost:
+		require.Error(t, err)
+	case <-ctx.Done():
+		t.Fatal("the broken API connection was not reported")
+	}
+}
+
+// Close is no loss: it ends the watching without a report.
+func TestCloseIsNoLoss(t *testing.T) {
+	sim := vppsimtest.StartSim(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := vppconn.Connect(ctx, sim.APISocket())
+	require.NoError(t, err)
+	conn.Close()
+	err, reported := <-conn.Lost
+	require.False(t, reported, "got %v", err)
+}

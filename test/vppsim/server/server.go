@@ -118,7 +118,7 @@ func (s *Server) acceptLoop() {
 			_ = conn.Close()
 			return
 		}
-		sess := &Session{Index: s.nextIndex, conn: conn, table: s.table}
+		sess := newSession(s.nextIndex, conn, s.table)
 		s.nextIndex++
 		s.sessions[sess] = struct{}{}
 		s.wg.Add(1)
@@ -134,7 +134,7 @@ func (s *Server) serve(sess *Session) {
 		s.mu.Lock()
 		delete(s.sessions, sess)
 		s.mu.Unlock()
-		_ = sess.conn.Close()
+		sess.end()
 	}()
 	for {
 		data, err := readFrame(sess.conn)

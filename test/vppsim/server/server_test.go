@@ -122,3 +122,38 @@ func TestRuntMessageIsIgnored(t *testing.T) {
 	c.request(&memclnt.ControlPing{}, 9)
 	require.Equal(t, uint32(9), c.receive(&memclnt.ControlPingReply{}))
 }
+
+// TestSlowReaderKeepsItsSession follows VPP, which queues what a client does not read yet
+// (output_vector in socksvr_vlib.c) and drops a client only when a write fails: a govpp client
+// whose reader stalls for seconds (a full reply channel costs it 100 ms a message) must find every
+// reply there once it reads again, not a closed socket.
+func TestSlowReaderKeepsItsSession(t *testing.T) {
+	c := newRawClient(t)
+	require.NoError(t, c.conn.SetDeadline(time.Time{}))
+	// Far more replies than the socket buffers hold.
+	const pings = 30000
+	id, ok := c.table.ID(&memclnt.ControlPing{})
+	require.True(t, ok)
+	sent := make(chan error, 1)
+	go func() {
+		for i := range pings {
+			data, err := codec.DefaultCodec.EncodeMsg(&memclnt.ControlPing{}, id)
+			if err == nil {
+				binary.BigEndian.PutUint32(data[6:10], uint32(i+1))
+				_, err = c.conn.Write(frame(data))
+			}
+			if err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	// Longer than the 5 s the simulator once gave a client to read before cutting it off.
+	time.Sleep(6 * time.Second)
+	require.NoError(t, c.conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	for i := range pings {
+		require.Equal(t, uint32(i+1), c.receive(&memclnt.ControlPingReply{}))
+	}
+	require.NoError(t, <-sent)
+}

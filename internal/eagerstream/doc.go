@@ -1,0 +1,13 @@
+// Package eagerstream keeps a slow reader of one VPP dump from stalling every other VPP call.
+//
+// govpp reads VPP's socket on one goroutine and hands each reply to its stream's channel, which
+// holds 100 replies; when that channel is full it waits 100 ms and drops the reply. A caller that
+// starts a dump and calls VPP again before reading it to its end (sdk-vpp's vxlan, wireguard and
+// ipsec MTU lookups dump every interface and, for each, dump its addresses) therefore stalls the
+// whole connection 100 ms for every interface past the 100th, loses those details and the dump's
+// end, and waits for the rest forever: with 200 interfaces left by 100 connections, the first
+// Request after a restart held the forwarder's VPP connection for 10 s and never answered.
+//
+// NewConnection reads every stream's replies as soon as govpp delivers them into a queue of its
+// own, as VPP itself queues what a client has not read yet.
+package eagerstream
