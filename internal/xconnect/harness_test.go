@@ -50,7 +50,8 @@ type harness struct {
 
 // newHarness runs the forwarder endpoint in-process on a VPP of backend, connecting onward to
 // hop. The test plays nsmgr: it calls the endpoint over gRPC, passing namespaces as file
-// descriptors, with the next hop's URL already chosen. VPP gets a node namespace of its own unless
+// descriptors, with the next hop's URL already chosen; the endpoint is served with the forwarder's
+// own transport (see serveForwarder). VPP gets a node namespace of its own unless
 // the veth mechanism needs it to share the test process's (see startTestVPP).
 func newHarness(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, hop *nextHop, opts ...xconnect.Option) *harness {
 	t.Helper()
@@ -59,6 +60,12 @@ func newHarness(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, hop *
 
 // newHarnessWith is newHarness with options that depend on VPP, such as its uplink's name.
 func newHarnessWith(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, hop *nextHop, optsFor func(*testVPP) []xconnect.Option) *harness {
+	t.Helper()
+	return newHarnessServed(t, backend, kind, hop, serveForwarder, optsFor)
+}
+
+// newHarnessServed is newHarnessWith with the forwarder served and reached by serve.
+func newHarnessServed(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, hop *nextHop, serve func(*testing.T, endpoint.Endpoint) *nsmgr, optsFor func(*testVPP) []xconnect.Option) *harness {
 	t.Helper()
 	var node *vppsimtest.Netns
 	if kind.Resolve() != kernelif.Veth {
@@ -73,7 +80,7 @@ func newHarnessWith(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, h
 		ctx:       clienturlctx.WithClientURL(ctx, hopURL),
 		vpp:       vpp,
 		forwarder: forwarder,
-		nsmgr:     serveForwarder(t, forwarder),
+		nsmgr:     serve(t, forwarder),
 		hop:       hop,
 	}
 }
