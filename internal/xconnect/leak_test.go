@@ -18,6 +18,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/fdtransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/recvnetns/recvnetnstest"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
 	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
@@ -58,41 +59,53 @@ func TestManyConnectionsLeaveNoGoroutineOrDescriptorBehind(t *testing.T) {
 }
 
 // Each client namespace the forwarder received is let go of once its connection closed. grpcfd
-// kept every descriptor it received, one per inode, for the life of the transport connection, and
-// nsmgr's connection lives as long as the forwarder: a node whose pods come and go accumulated
+// keeps every descriptor it receives, one per inode, for the life of the transport connection, and
+// nsmgr's connection lives as long as the forwarder: a node whose pods come and go accumulates
 // them, each keeping a dead pod's namespace alive. The forwarder's transport (package fdtransport)
-// holds one only for a retention after its last arrival, here a short one.
+// holds one only for a retention after its last arrival, here a short one. With grpcfd at the
+// forwarder's end instead, as in the stock forwarder, one descriptor per namespace stays.
 //
 // What is counted is every descriptor of the process open on a client's namespace. nsmgr's end is
-// in this process too and caches the namespaces the forwarder passes back: it runs the same
-// transport, so that any descriptor left is the forwarder's or a transport's. (The netlink sockets
-// the forwarder's route views open inside a namespace also keep it alive, by design for a linger
-// of 30 s after its last connection, see package routeview; they are no descriptors of the
-// namespace, and TestManyConnectionsLeaveNoGoroutineOrDescriptorBehind counts every descriptor.)
+// in this process too and caches the namespaces the forwarder passes back: it runs fdtransport
+// with the same retention, so that what is left is the forwarder's. (The netlink sockets of the
+// forwarder's route views also keep a namespace alive, by design for a linger of 30 s after its
+// last connection, see package routeview; they are no descriptors of the namespace, and
+// TestManyConnectionsLeaveNoGoroutineOrDescriptorBehind counts every descriptor.)
 func TestConnectionsFromManyNamespacesLeaveNoDescriptorBehind(t *testing.T) {
 	const namespaces = 10
 	const retention = time.Second
-	transport := func() credentials.TransportCredentials {
+	ours := func() credentials.TransportCredentials {
 		return grpctransport.PassingDescriptors(insecure.NewCredentials(), fdtransport.WithRetention(retention))
 	}
-	nseNS := newTestNetNS(t)
-	h := newHarnessServed(t, vpptest.Sim, kernelif.Tap, kernelNextHop(nseNS, "nse-1"),
-		func(t *testing.T, forwarder endpoint.Endpoint) *nsmgr {
-			return serveForwarderOver(t, forwarder, transport(), transport())
-		},
-		func(*testVPP) []xconnect.Option { return nil })
+	for _, forwarderEnd := range []struct {
+		name  string
+		creds func() credentials.TransportCredentials
+		left  int
+	}{
+		{"fdtransport", ours, 0},
+		{"grpcfd", recvnetnstest.NSMgrCredentials, namespaces},
+	} {
+		t.Run(forwarderEnd.name, func(t *testing.T) {
+			nseNS := newTestNetNS(t)
+			h := newHarnessServed(t, vpptest.Sim, kernelif.Tap, kernelNextHop(nseNS, "nse-1"),
+				func(t *testing.T, forwarder endpoint.Endpoint) *nsmgr {
+					return serveForwarderOver(t, forwarder, forwarderEnd.creds(), ours())
+				},
+				func(*testVPP) []xconnect.Option { return nil })
 
-	var clients []string
-	for i := range namespaces {
-		clients = append(clients, newTestNetNS(t))
-		h.close(t, h.request(t, kernelRequest(fmt.Sprintf("conn-%d", i), clients[i], "nsc-1", payload.IP)))
-	}
+			var clients []string
+			for i := range namespaces {
+				clients = append(clients, newTestNetNS(t))
+				h.close(t, h.request(t, kernelRequest(fmt.Sprintf("conn-%d", i), clients[i], "nsc-1", payload.IP)))
+			}
 
-	open := descriptorsOn(t, clients)
-	for deadline := time.Now().Add(retention + 5*time.Second); open > 0 && time.Now().Before(deadline); open = descriptorsOn(t, clients) {
-		time.Sleep(100 * time.Millisecond)
+			open := descriptorsOn(t, clients)
+			for deadline := time.Now().Add(retention + 5*time.Second); open > forwarderEnd.left && time.Now().Before(deadline); open = descriptorsOn(t, clients) {
+				time.Sleep(100 * time.Millisecond)
+			}
+			require.Equal(t, forwarderEnd.left, open, "descriptors open on %d clients' namespaces after their connections closed", namespaces)
+		})
 	}
-	require.Zero(t, open, "descriptors open on %d clients' namespaces after their connections closed", namespaces)
 }
 
 // descriptorsOn counts this process's descriptors open on the namespaces at paths.
