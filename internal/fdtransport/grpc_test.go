@@ -3,8 +3,6 @@ package fdtransport_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/fdtransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/recvnetns/recvnetnstest"
 )
 
 // Parameters of the exchange: the client names the file it sent, the server the file it
@@ -47,7 +46,10 @@ func TestFilesPassBothWaysBetweenGrpcfdAndOurs(t *testing.T) {
 	} {
 		t.Run(ends.name, func(t *testing.T) {
 			back := newFile(t, "back")
-			client := dialExchange(t, ends.client, serveExchange(t, ends.server, back))
+			served := recvnetnstest.ServeWith(t, ends.server, func(server *grpc.Server) {
+				networkservice.RegisterNetworkServiceServer(server, &exchange{back: back})
+			})
+			client := networkservice.NewNetworkServiceClient(recvnetnstest.DialWith(t, served, ends.client))
 			forth := newFile(t, "forth")
 			sentURL, err := grpcfd.FilenameToURL(forth)
 			require.NoError(t, err)
@@ -112,36 +114,6 @@ func (e *exchange) Request(ctx context.Context, request *networkservice.NetworkS
 
 func (e *exchange) Close(context.Context, *networkservice.Connection) (*empty.Empty, error) {
 	return &empty.Empty{}, nil
-}
-
-func serveExchange(t *testing.T, creds credentials.TransportCredentials, back string) string {
-	t.Helper()
-	socket := filepath.Join(t.TempDir(), "exchange.sock")
-	listener, err := net.Listen("unix", socket)
-	require.NoError(t, err)
-	server := grpc.NewServer(grpc.Creds(creds))
-	networkservice.RegisterNetworkServiceServer(server, &exchange{back: back})
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = server.Serve(listener)
-	}()
-	t.Cleanup(func() {
-		server.Stop()
-		<-served
-	})
-	return socket
-}
-
-func dialExchange(t *testing.T, creds credentials.TransportCredentials, socket string) networkservice.NetworkServiceClient {
-	t.Helper()
-	cc, err := grpc.NewClient("unix://"+socket,
-		grpc.WithTransportCredentials(creds),
-		grpcfd.WithChainUnaryInterceptor(),
-		grpcfd.WithChainStreamInterceptor())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cc.Close() })
-	return networkservice.NewNetworkServiceClient(cc)
 }
 
 func inodeString(t *testing.T, filename string) string {
