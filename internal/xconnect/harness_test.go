@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 	"go.fd.io/govpp/api"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
@@ -25,6 +26,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/sandbox"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/recvnetns/recvnetnstest"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
@@ -92,12 +94,19 @@ func newForwarder(ctx context.Context, t *testing.T, vpp *testVPP, vppConn api.C
 		xconnect.WithName("forwarder"),
 		xconnect.WithKernelInterface(kind),
 		xconnect.WithVxlanOptions(vxlan.WithPort(testVxlanPort)),
-		xconnect.WithDialOptions(sandbox.DialOptions()...),
+		xconnect.WithDialOptions(forwarderDialOptions()...),
 		xconnect.WithDialTimeout(5 * time.Second),
 		xconnect.WithMetricsOptions(metrics.WithSocket(vpp.StatsSocket())),
 	}, opts...)...)
 	require.NoError(t, err)
 	return forwarder
+}
+
+// forwarderDialOptions are the sdk sandbox's dial options (test tokens, no TLS) on the forwarder's
+// own descriptor-passing transport, which replaces the sandbox's grpcfd (the last transport
+// credentials given win).
+func forwarderDialOptions(more ...grpc.DialOption) []grpc.DialOption {
+	return append(append(sandbox.DialOptions(), grpc.WithTransportCredentials(recvnetnstest.ForwarderCredentials())), more...)
 }
 
 // kindOn is the kernel interface a test that could use either uses on backend: a tap on the

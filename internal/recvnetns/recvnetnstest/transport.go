@@ -18,7 +18,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 )
 
-// ForwarderCredentials are the forwarder's server transport less TLS.
+// ForwarderCredentials are the forwarder's transport, its server's and its dials', less TLS.
 func ForwarderCredentials() credentials.TransportCredentials {
 	return grpctransport.PassingDescriptors(insecure.NewCredentials())
 }
