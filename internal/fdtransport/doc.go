@@ -12,7 +12,9 @@
 // So a received descriptor is held for a retention period after its last arrival (a re-sent
 // duplicate extends it) and then closed; one timer per connection sweeps the expired ones. A
 // claim for a descriptor that has not arrived, or no longer is held, waits for it to arrive, as
-// in grpcfd; closing the connection closes everything and ends every wait empty.
+// in grpcfd, but ends empty after the retention: its call has ended by then, and a descriptor
+// handed to an abandoned claim would stay open. Closing the connection closes everything and
+// ends every wait empty.
 //
 // Peers see grpcfd's wire behaviour: descriptors ride as SCM_RIGHTS on the first byte of the next
 // write, and are named by inode://<dev>/<ino> URLs. The connection's RemoteAddr is the connection
