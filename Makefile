@@ -8,6 +8,8 @@ FUZZTIME  ?= 1m
 # Every test that asks for a real VPP (test/realvpp) appends its outcome here; `make test` then
 # says how many ran on it.
 REALVPP_LOG := $(CURDIR)/.cache/realvpp-tests.log
+# `make test` keeps its whole output here and repeats what failed at the end.
+TEST_LOG := $(CURDIR)/.cache/test-output.log
 
 # Release: the version comes from VERSION, which the manifests deploy too (test/kind checks both).
 VERSION   ?= $(shell cat $(CURDIR)/VERSION)
@@ -52,8 +54,8 @@ tools:
 test: fmt-check vet tools
 	@mkdir -p $(dir $(REALVPP_LOG)) && rm -f $(REALVPP_LOG)
 	@echo "$(GO) test $(GOTESTFLAGS) ./..."
-	@status=0; FORWARDER_REALVPP_LOG=$(REALVPP_LOG) $(GO) test $(GOTESTFLAGS) ./... || status=$$?; \
-		scripts/realvpp-summary.sh $(REALVPP_LOG); exit $$status
+	@( FORWARDER_REALVPP_LOG=$(REALVPP_LOG) $(GO) test $(GOTESTFLAGS) ./... 2>&1; echo $$? > $(TEST_LOG).status ) | tee $(TEST_LOG); \
+		scripts/test-failures.sh $(TEST_LOG); scripts/realvpp-summary.sh $(REALVPP_LOG); exit $$(cat $(TEST_LOG).status)
 
 # Every fuzz target (found with go test -list '^Fuzz') for FUZZTIME each, e.g. FUZZTIME=10m.
 # `make test` replays their committed corpora (testdata/fuzz) as regular tests.

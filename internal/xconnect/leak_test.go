@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,8 +53,10 @@ func TestManyConnectionsLeaveNoGoroutineOrDescriptorBehind(t *testing.T) {
 					}
 					time.Sleep(100 * time.Millisecond)
 				}
-				require.LessOrEqual(t, nowGoroutines, goroutines, "goroutines after %d connections", connectionsPerLeakRun)
-				require.LessOrEqual(t, nowDescriptors, descriptors, "open descriptors after %d connections", connectionsPerLeakRun)
+				require.LessOrEqual(t, nowGoroutines, goroutines, "goroutines after %d connections; they are:\n%s",
+					connectionsPerLeakRun, goroutineDump(t))
+				require.LessOrEqual(t, nowDescriptors, descriptors, "open descriptors after %d connections; they are:\n%s",
+					connectionsPerLeakRun, descriptorList(t))
 			})
 		})
 	}
@@ -131,6 +135,27 @@ func counts(t *testing.T) (goroutines, descriptors int) {
 	entries, err := os.ReadDir("/proc/self/fd")
 	require.NoError(t, err)
 	return runtime.NumGoroutine(), len(entries)
+}
+
+// goroutineDump names what is running, grouped by stack, for a failure to say what was left.
+func goroutineDump(t *testing.T) string {
+	t.Helper()
+	var dump strings.Builder
+	require.NoError(t, pprof.Lookup("goroutine").WriteTo(&dump, 1))
+	return dump.String()
+}
+
+// descriptorList says what each open descriptor points at.
+func descriptorList(t *testing.T) string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	var list strings.Builder
+	for _, entry := range entries {
+		target, _ := os.Readlink("/proc/self/fd/" + entry.Name())
+		fmt.Fprintf(&list, "%s -> %s\n", entry.Name(), target)
+	}
+	return list.String()
 }
 
 // settledCounts waits for what the previous connection set in motion to end, then counts.
