@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/fdtransport"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
 )
 
@@ -19,8 +20,10 @@ const (
 	// baselineSlack absorbs what comes and goes whatever the connections (gRPC keepalive
 	// pings, the pprof request being answered, a timer's goroutine).
 	baselineSlack = 3
-	// baselineSettle is how long the forwarder may take to let go once the last Close returned.
-	baselineSettle = 30 * time.Second
+	// baselineSettle is how long the forwarder may take to let go once the last Close returned:
+	// the client namespaces' descriptors that came with the Requests are held for
+	// fdtransport.DefaultRetention after they last arrived.
+	baselineSettle = fdtransport.DefaultRetention + 30*time.Second
 )
 
 // The forwarder process as a whole (the real binary, its gRPC servers and dials, monitor streams,
