@@ -24,7 +24,9 @@
 // Differences from grpcfd besides the retention: pending descriptors travel in one control
 // message; descriptors are duplicated close-on-exec (the forwarder starts VPP); a failed write
 // fails instead of skipping bytes of the stream; descriptors arriving on a closed connection or
-// failing fstat are closed, never dropped; a claim costs no goroutine.
+// failing fstat are closed, never dropped; a claim costs no goroutine; a file to send is opened
+// and closed once (grpcfd closes it twice and may report the second close as the send's error);
+// a successful send is reported a moment after it, never at once (see successReportDelay).
 //
 // The send path and the handshake wrapper are adapted from grpcfd, Copyright (c) 2020 Cisco and/or
 // its affiliates, licensed under the Apache License, Version 2.0.

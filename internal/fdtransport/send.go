@@ -3,6 +3,7 @@ package fdtransport
 import (
 	"os"
 	"sync"
+	"time"
 
 	"github.com/edwarnicke/grpcfd"
 	"github.com/pkg/errors"
@@ -26,7 +27,7 @@ type sender struct {
 }
 
 // SendFD sends a duplicate of fd with the next write; the channel reports a failure, and closes
-// once fd is sent or could not be.
+// once fd could not be sent, or successReportDelay after it was.
 func (s *sender) SendFD(fd uintptr) <-chan error {
 	dup, err := unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
@@ -114,12 +115,22 @@ func (s *sender) close() {
 	s.pending = nil
 }
 
+// successReportDelay is how long a sent descriptor's channel stays open before it closes without
+// error. sdk's sendfd looks at the channel once, right after queueing, and takes a channel that is
+// already closed for an immediate failure with no error: it returns nil without swapping the
+// file:// URL for the inode:// one the peer needs. Another call's write on the same connection can
+// send the descriptor within that instant, so success is never reported at once. (grpcfd has the
+// same window and reports "file already closed" from it instead, as the load runs showed.)
+const successReportDelay = time.Second
+
 func finish(out outgoing, err error) {
+	_ = unix.Close(out.fd)
 	if err != nil {
 		out.result <- err
+		close(out.result)
+		return
 	}
-	close(out.result)
-	_ = unix.Close(out.fd)
+	time.AfterFunc(successReportDelay, func() { close(out.result) })
 }
 
 func failed(err error) <-chan error {
