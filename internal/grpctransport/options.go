@@ -14,6 +14,8 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/spiffejwt"
 	"github.com/networkservicemesh/sdk/pkg/tools/token"
 	"github.com/networkservicemesh/sdk/pkg/tools/tracing"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/fdtransport"
 )
 
 // Identity is what the transport needs from the SVID source.
@@ -26,6 +28,14 @@ type Identity interface {
 // forwarder's SVID.
 func TokenGenerator(identity Identity, maxTokenLifetime time.Duration) token.GeneratorFunc {
 	return spiffejwt.TokenGeneratorFunc(identity, maxTokenLifetime)
+}
+
+// PassingDescriptors is creds on top of the transport that passes file descriptors (namespaces,
+// the registered unix socket) beside the calls on unix sockets: fdtransport, which releases a
+// received descriptor once it can no longer be claimed, where grpcfd keeps it for the life of the
+// connection. Tests reach the forwarder's chain through it, without TLS.
+func PassingDescriptors(creds credentials.TransportCredentials, opts ...fdtransport.Option) credentials.TransportCredentials {
+	return fdtransport.TransportCredentials(creds, opts...)
 }
 
 // DialOptions are the options of every client dial: mTLS with the SVID (peers of any SPIFFE ID
@@ -49,7 +59,7 @@ func DialOptions(identity Identity, tokens token.GeneratorFunc, ka Keepalive) []
 			grpc.WaitForReady(true),
 			grpc.PerRPCCredentials(token.NewPerRPCCredentials(tokens)),
 		),
-		grpc.WithTransportCredentials(grpcfd.TransportCredentials(credentials.NewTLS(tlsConfig))),
+		grpc.WithTransportCredentials(PassingDescriptors(credentials.NewTLS(tlsConfig))),
 		grpcfd.WithChainStreamInterceptor(),
 		grpcfd.WithChainUnaryInterceptor(),
 		ka.DialOption(),
@@ -61,6 +71,6 @@ func DialOptions(identity Identity, tokens token.GeneratorFunc, ka Keepalive) []
 func ServerOptions(identity Identity, ka Keepalive) []grpc.ServerOption {
 	tlsConfig := tlsconfig.MTLSServerConfig(identity, identity, tlsconfig.AuthorizeAny())
 	tlsConfig.MinVersion = tls.VersionTLS12
-	options := append(tracing.WithTracing(), grpc.Creds(grpcfd.TransportCredentials(credentials.NewTLS(tlsConfig))))
+	options := append(tracing.WithTracing(), grpc.Creds(PassingDescriptors(credentials.NewTLS(tlsConfig))))
 	return append(options, ka.ServerOptions()...)
 }

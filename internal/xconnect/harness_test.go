@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 	"go.fd.io/govpp/api"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
@@ -25,6 +26,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/sandbox"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/recvnetns/recvnetnstest"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
@@ -50,7 +52,8 @@ type harness struct {
 
 // newHarness runs the forwarder endpoint in-process on a VPP of backend, connecting onward to
 // hop. The test plays nsmgr: it calls the endpoint over gRPC, passing namespaces as file
-// descriptors, with the next hop's URL already chosen. VPP gets a node namespace of its own unless
+// descriptors, with the next hop's URL already chosen; the endpoint is served with the forwarder's
+// own transport (see serveForwarder). VPP gets a node namespace of its own unless
 // the veth mechanism needs it to share the test process's (see startTestVPP).
 func newHarness(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, hop *nextHop, opts ...xconnect.Option) *harness {
 	t.Helper()
@@ -59,6 +62,12 @@ func newHarness(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, hop *
 
 // newHarnessWith is newHarness with options that depend on VPP, such as its uplink's name.
 func newHarnessWith(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, hop *nextHop, optsFor func(*testVPP) []xconnect.Option) *harness {
+	t.Helper()
+	return newHarnessServed(t, backend, kind, hop, serveForwarder, optsFor)
+}
+
+// newHarnessServed is newHarnessWith with the forwarder served and reached by serve.
+func newHarnessServed(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, hop *nextHop, serve func(*testing.T, endpoint.Endpoint) *nsmgr, optsFor func(*testVPP) []xconnect.Option) *harness {
 	t.Helper()
 	var node *vppsimtest.Netns
 	if kind.Resolve() != kernelif.Veth {
@@ -73,7 +82,7 @@ func newHarnessWith(t *testing.T, backend vpptest.Backend, kind kernelif.Kind, h
 		ctx:       clienturlctx.WithClientURL(ctx, hopURL),
 		vpp:       vpp,
 		forwarder: forwarder,
-		nsmgr:     serveForwarder(t, forwarder),
+		nsmgr:     serve(t, forwarder),
 		hop:       hop,
 	}
 }
@@ -85,12 +94,19 @@ func newForwarder(ctx context.Context, t *testing.T, vpp *testVPP, vppConn api.C
 		xconnect.WithName("forwarder"),
 		xconnect.WithKernelInterface(kind),
 		xconnect.WithVxlanOptions(vxlan.WithPort(testVxlanPort)),
-		xconnect.WithDialOptions(sandbox.DialOptions()...),
+		xconnect.WithDialOptions(forwarderDialOptions()...),
 		xconnect.WithDialTimeout(5 * time.Second),
 		xconnect.WithMetricsOptions(metrics.WithSocket(vpp.StatsSocket())),
 	}, opts...)...)
 	require.NoError(t, err)
 	return forwarder
+}
+
+// forwarderDialOptions are the sdk sandbox's dial options (test tokens, no TLS) on the forwarder's
+// own descriptor-passing transport, which replaces the sandbox's grpcfd (the last transport
+// credentials given win).
+func forwarderDialOptions(more ...grpc.DialOption) []grpc.DialOption {
+	return append(append(sandbox.DialOptions(), grpc.WithTransportCredentials(recvnetnstest.ForwarderCredentials())), more...)
 }
 
 // kindOn is the kernel interface a test that could use either uses on backend: a tap on the

@@ -12,7 +12,6 @@ import (
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
-	"github.com/networkservicemesh/sdk/pkg/tools/sandbox"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
@@ -93,7 +92,7 @@ func TestDeadNextHopIsReportedDownAtOnce(t *testing.T) {
 	nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
 	hop := kernelNextHop(nseNS, "nse-1")
 	h := newHarness(t, vpptest.Sim, kernelif.Tap, hop,
-		xconnect.WithDialOptions(append(sandbox.DialOptions(), grpc.WithDefaultCallOptions(grpc.WaitForReady(true)))...),
+		xconnect.WithDialOptions(forwarderDialOptions(grpc.WithDefaultCallOptions(grpc.WaitForReady(true)))...),
 		xconnect.WithDialTimeout(30*time.Second))
 	down := watchDownEvents(t, h)
 	h.request(t, kernelRequest("conn-dead-hop", nscNS, "nsc-1", payload.IP))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/golang/protobuf/ptypes/empty"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
@@ -35,14 +36,21 @@ func (n *nsmgr) Close(ctx context.Context, conn *networkservice.Connection) (*em
 	return n.sending.Close(ctx, conn)
 }
 
-// serveForwarder serves forwarder for the test and returns the nsmgr that reaches it.
+// serveForwarder serves forwarder for the test with the forwarder's own descriptor-passing
+// transport, and returns the nsmgr that reaches it with grpcfd, as a stock nsmgr does.
 func serveForwarder(t *testing.T, forwarder endpoint.Endpoint) *nsmgr {
 	t.Helper()
-	u := recvnetnstest.Serve(t, func(server *grpc.Server) {
+	return serveForwarderOver(t, forwarder, recvnetnstest.ForwarderCredentials(), recvnetnstest.NSMgrCredentials())
+}
+
+// serveForwarderOver is serveForwarder with the transports of both ends.
+func serveForwarderOver(t *testing.T, forwarder endpoint.Endpoint, forwarderCreds, nsmgrCreds credentials.TransportCredentials) *nsmgr {
+	t.Helper()
+	u := recvnetnstest.ServeWith(t, forwarderCreds, func(server *grpc.Server) {
 		networkservice.RegisterNetworkServiceServer(server, next.NewNetworkServiceServer(&nextHopFromMetadata{}, forwarder))
 		networkservice.RegisterMonitorConnectionServer(server, forwarder)
 	})
-	cc := recvnetnstest.Dial(t, u)
+	cc := recvnetnstest.DialWith(t, u, nsmgrCreds)
 	return &nsmgr{
 		sending: recvnetnstest.SendingClient(cc, &nextHopToMetadata{}),
 		raw:     chain.NewNetworkServiceClient(&nextHopToMetadata{}, networkservice.NewNetworkServiceClient(cc)),

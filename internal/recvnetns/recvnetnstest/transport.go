@@ -8,22 +8,41 @@ import (
 
 	"github.com/edwarnicke/grpcfd"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 )
 
-// Serve runs a gRPC server with grpcfd transport credentials on a unix socket in a temporary
-// directory; register adds its services. The server stops when the test ends.
+// ForwarderCredentials are the forwarder's transport, its server's and its dials', less TLS.
+func ForwarderCredentials() credentials.TransportCredentials {
+	return grpctransport.PassingDescriptors(insecure.NewCredentials())
+}
+
+// NSMgrCredentials are a stock nsmgr's transport less TLS: grpcfd.
+func NSMgrCredentials() credentials.TransportCredentials {
+	return grpcfd.TransportCredentials(insecure.NewCredentials())
+}
+
+// Serve runs a gRPC server with ForwarderCredentials on a unix socket in a temporary directory;
+// register adds its services. The server stops when the test ends.
 func Serve(t testing.TB, register func(*grpc.Server)) *url.URL {
+	t.Helper()
+	return ServeWith(t, ForwarderCredentials(), register)
+}
+
+// ServeWith is Serve with creds.
+func ServeWith(t testing.TB, creds credentials.TransportCredentials, register func(*grpc.Server)) *url.URL {
 	t.Helper()
 	listener, err := net.Listen("unix", filepath.Join(t.TempDir(), "grpcfd.sock"))
 	if err != nil {
 		t.Fatalf("listening: %v", err)
 	}
-	server := grpc.NewServer(grpc.Creds(grpcfd.TransportCredentials(insecure.NewCredentials())))
+	server := grpc.NewServer(grpc.Creds(creds))
 	register(server)
 	served := make(chan struct{})
 	go func() {
@@ -37,11 +56,17 @@ func Serve(t testing.TB, register func(*grpc.Server)) *url.URL {
 	return &url.URL{Scheme: "unix", Path: listener.Addr().String()}
 }
 
-// Dial connects to u with grpcfd transport credentials; the connection closes when the test ends.
+// Dial connects to u with NSMgrCredentials; the connection closes when the test ends.
 func Dial(t testing.TB, u *url.URL) *grpc.ClientConn {
 	t.Helper()
+	return DialWith(t, u, NSMgrCredentials())
+}
+
+// DialWith is Dial with creds.
+func DialWith(t testing.TB, u *url.URL, creds credentials.TransportCredentials) *grpc.ClientConn {
+	t.Helper()
 	cc, err := grpc.NewClient(u.String(),
-		grpc.WithTransportCredentials(grpcfd.TransportCredentials(insecure.NewCredentials())),
+		grpc.WithTransportCredentials(creds),
 		grpcfd.WithChainUnaryInterceptor(),
 		grpcfd.WithChainStreamInterceptor(),
 	)
