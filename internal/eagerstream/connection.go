@@ -3,10 +3,26 @@ package eagerstream
 import (
 	"context"
 	"errors"
+	"path"
+	"reflect"
 	"sync"
+	"time"
 
+	"github.com/networkservicemesh/govpp/binapi/memclnt"
 	"go.fd.io/govpp/api"
 )
+
+// flushTimeout bounds how long Close waits for VPP to answer its control ping: VPP answers in
+// order, so its reply means no reply to the stream's earlier requests is still on its way.
+const flushTimeout = 2 * time.Second
+
+// pingPath is the binapi tree of the control ping Close sends; a stream whose requests came from
+// another tree is not flushed (its replies would be looked up in the ping's tree).
+var pingPath = binapiPath(&memclnt.ControlPing{})
+
+func binapiPath(msg api.Message) string {
+	return path.Dir(reflect.TypeOf(msg).Elem().PkgPath())
+}
 
 // errClosed is what a closed stream answers, as govpp's own streams do.
 var errClosed = errors.New("stream closed")
@@ -22,13 +38,14 @@ func NewConnection(conn api.Connection) api.Connection {
 }
 
 func (c *connection) NewStream(ctx context.Context, options ...api.StreamOption) (api.Stream, error) {
-	readCtx, stopReading := context.WithCancel(ctx)
+	// The reader outlives the caller's context: Close drains the stream after a cancelled call too.
+	readCtx, stopReading := context.WithCancel(context.WithoutCancel(ctx))
 	inner, err := c.Connection.NewStream(readCtx, options...)
 	if err != nil {
 		stopReading()
 		return nil, err
 	}
-	return &stream{inner: inner, ctx: ctx, stopReading: stopReading, arrived: make(chan struct{}, 1), readerDone: make(chan struct{})}, nil
+	return &stream{inner: inner, ctx: ctx, stopReading: stopReading, arrived: make(chan struct{}, 1), pinged: make(chan struct{}, 1), readerDone: make(chan struct{}), flushable: true}, nil
 }
 
 // stream reads inner from its first SendMsg on (govpp resolves a reply's type by the package of
@@ -39,12 +56,16 @@ type stream struct {
 	stopReading context.CancelFunc
 	readerDone  chan struct{}
 	arrived     chan struct{}
+	pinged      chan struct{}
 
-	mu      sync.Mutex
-	started bool
-	queue   []api.Message
-	readErr error
-	closed  bool
+	mu        sync.Mutex
+	started   bool
+	queue     []api.Message
+	readErr   error
+	closed    bool
+	pingsSent int  // control pings sent on the stream
+	pingsSeen int  // their replies read
+	flushable bool // every request came from pingPath's binapi tree
 }
 
 func (s *stream) Context() context.Context {
@@ -57,6 +78,10 @@ func (s *stream) SendMsg(msg api.Message) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, isPing := msg.(*memclnt.ControlPing); isPing {
+		s.pingsSent++
+	}
+	s.flushable = s.flushable && binapiPath(msg) == pingPath
 	if !s.started && !s.closed {
 		s.started = true
 		go s.read()
@@ -73,11 +98,15 @@ func (s *stream) read() {
 			s.readErr = err
 		} else {
 			s.queue = append(s.queue, msg)
+			if _, isPingReply := msg.(*memclnt.ControlPingReply); isPingReply {
+				s.pingsSeen++
+				signal(s.pinged)
+			}
 		}
 		s.mu.Unlock()
-		select {
-		case s.arrived <- struct{}{}:
-		default:
+		signal(s.arrived)
+		if err != nil {
+			signal(s.pinged)
 		}
 		if err != nil {
 			return
@@ -114,8 +143,12 @@ func (s *stream) RecvMsg() (api.Message, error) {
 	}
 }
 
-// Close stops the reading before it closes the inner stream: govpp hands a closed stream's channel
-// to the next stream, whose replies the reader must not take.
+// Close reads what VPP still owes the stream, then stops the reading, then closes the inner
+// stream. govpp hands a closed stream's channel, with whatever replies are left in it, to the next
+// stream, and its Invoke decodes the first reply it finds there as the one it asked for: a dump
+// closed before its end (sdk-vpp stops at the interface it looks for) left details that a later
+// TapCreateV3 read as its reply, with a sw_if_index that was no tap. The reader must not take the
+// next stream's replies either, hence stopping it before the inner Close.
 func (s *stream) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -125,9 +158,48 @@ func (s *stream) Close() error {
 	s.closed = true
 	started := s.started
 	s.mu.Unlock()
+	if started {
+		s.flush()
+	}
 	s.stopReading()
 	if started {
 		<-s.readerDone
 	}
 	return s.inner.Close()
+}
+
+// flush sends a control ping and waits, up to flushTimeout, for the reader to see its reply and
+// every reply sent before it.
+func (s *stream) flush() {
+	s.mu.Lock()
+	flushable := s.flushable && s.readErr == nil
+	s.mu.Unlock()
+	if !flushable || s.inner.SendMsg(&memclnt.ControlPing{}) != nil {
+		return
+	}
+	s.mu.Lock()
+	s.pingsSent++
+	s.mu.Unlock()
+	deadline := time.NewTimer(flushTimeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		done := s.pingsSeen >= s.pingsSent || s.readErr != nil
+		s.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-s.pinged:
+		case <-deadline.C:
+			return
+		}
+	}
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
