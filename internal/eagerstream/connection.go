@@ -38,8 +38,9 @@ func NewConnection(conn api.Connection) api.Connection {
 }
 
 func (c *connection) NewStream(ctx context.Context, options ...api.StreamOption) (api.Stream, error) {
-	// The reader outlives the caller's context: Close drains the stream after a cancelled call too.
-	readCtx, stopReading := context.WithCancel(context.WithoutCancel(ctx))
+	// The reader ends with the caller's context: sdk-vpp leaves some streams open, and their
+	// readers must not outlive the call (a stream of a cancelled call is not drained at Close).
+	readCtx, stopReading := context.WithCancel(ctx)
 	inner, err := c.Connection.NewStream(readCtx, options...)
 	if err != nil {
 		stopReading()

@@ -25,6 +25,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/clienturlctx"
 	"github.com/networkservicemesh/sdk/pkg/tools/sandbox"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/eagerstream"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/recvnetns/recvnetnstest"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
@@ -87,10 +88,11 @@ func newHarnessServed(t *testing.T, backend vpptest.Backend, kind kernelif.Kind,
 	}
 }
 
-// newForwarder builds the forwarder endpoint on vppConn, a connection to vpp.
+// newForwarder builds the forwarder endpoint on vppConn, a connection to vpp, read as the
+// forwarder reads its own (internal/startup).
 func newForwarder(ctx context.Context, t *testing.T, vpp *testVPP, vppConn api.Connection, kind kernelif.Kind, opts ...xconnect.Option) endpoint.Endpoint {
 	t.Helper()
-	forwarder, err := xconnect.NewServer(ctx, sandbox.GenerateTestToken, vppConn, vpp.tunnelIP, append([]xconnect.Option{
+	forwarder, err := xconnect.NewServer(ctx, sandbox.GenerateTestToken, eagerstream.NewConnection(vppConn), vpp.tunnelIP, append([]xconnect.Option{
 		xconnect.WithName("forwarder"),
 		xconnect.WithKernelInterface(kind),
 		xconnect.WithVxlanOptions(vxlan.WithPort(testVxlanPort)),
