@@ -108,8 +108,6 @@ func (s *stream) read() {
 		signal(s.arrived)
 		if err != nil {
 			signal(s.pinged)
-		}
-		if err != nil {
 			return
 		}
 	}
@@ -175,12 +173,9 @@ func (s *stream) flush() {
 	s.mu.Lock()
 	flushable := s.flushable && s.readErr == nil
 	s.mu.Unlock()
-	if !flushable || s.inner.SendMsg(&memclnt.ControlPing{}) != nil {
+	if !flushable || s.SendMsg(&memclnt.ControlPing{}) != nil {
 		return
 	}
-	s.mu.Lock()
-	s.pingsSent++
-	s.mu.Unlock()
 	deadline := time.NewTimer(flushTimeout)
 	defer deadline.Stop()
 	for {

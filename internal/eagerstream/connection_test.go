@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.fd.io/govpp/api"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/cls"
@@ -39,12 +40,7 @@ func testNestedDumpOverManyInterfaces(t *testing.T, backend vpptest.Backend) {
 	defer cancel()
 
 	tunnelIP := net.ParseIP("192.0.2.1")
-	var last interface_types.InterfaceIndex
-	for range manyInterfaces {
-		created, err := interfaces.NewServiceClient(vppConn).CreateLoopback(ctx, &interfaces.CreateLoopback{})
-		require.NoError(t, err)
-		last = created.SwIfIndex
-	}
+	last := createLoopbacks(ctx, t, vppConn)
 	prefix := ip_types.NewAddressWithPrefix(net.IPNet{IP: tunnelIP, Mask: net.CIDRMask(24, 32)})
 	_, err := interfaces.NewServiceClient(vppConn).SwInterfaceAddDelAddress(ctx, &interfaces.SwInterfaceAddDelAddress{SwIfIndex: last, IsAdd: true, Prefix: prefix})
 	require.NoError(t, err)
@@ -60,4 +56,16 @@ func testNestedDumpOverManyInterfaces(t *testing.T, backend vpptest.Backend) {
 	got := vxlanmech.ToMechanism(conn.GetMechanism()).MTU()
 	require.NotZero(t, got, "the MTU comes from the tunnel interface")
 	require.Less(t, got, uint32(linkMTU), "less the vxlan overhead")
+}
+
+// createLoopbacks fills VPP with manyInterfaces loopbacks and returns the last one's index.
+func createLoopbacks(ctx context.Context, t *testing.T, vppConn api.Connection) interface_types.InterfaceIndex {
+	t.Helper()
+	var last interface_types.InterfaceIndex
+	for range manyInterfaces {
+		created, err := interfaces.NewServiceClient(vppConn).CreateLoopback(ctx, &interfaces.CreateLoopback{})
+		require.NoError(t, err)
+		last = created.SwIfIndex
+	}
+	return last
 }

@@ -26,10 +26,7 @@ func testDumpClosedEarlyLeavesNoReplyForTheNextCall(t *testing.T, backend vpptes
 	vppConn := vpptest.Start(t, backend, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for range manyInterfaces {
-		_, err := interfaces.NewServiceClient(vppConn).CreateLoopback(ctx, &interfaces.CreateLoopback{})
-		require.NoError(t, err)
-	}
+	createLoopbacks(ctx, t, vppConn)
 
 	client := interfaces.NewServiceClient(eagerstream.NewConnection(vppConn))
 	const rounds = 30
