@@ -30,14 +30,6 @@ func TokenGenerator(identity Identity, maxTokenLifetime time.Duration) token.Gen
 	return spiffejwt.TokenGeneratorFunc(identity, maxTokenLifetime)
 }
 
-// PassingDescriptors is creds on top of the transport that passes file descriptors (namespaces,
-// the registered unix socket) beside the calls on unix sockets: fdtransport, which releases a
-// received descriptor once it can no longer be claimed, where grpcfd keeps it for the life of the
-// connection. Tests reach the forwarder's chain through it, without TLS.
-func PassingDescriptors(creds credentials.TransportCredentials, opts ...fdtransport.Option) credentials.TransportCredentials {
-	return fdtransport.TransportCredentials(creds, opts...)
-}
-
 // DialOptions are the options of every client dial: mTLS with the SVID (peers of any SPIFFE ID
 // in the trust bundle; OPA decides per request), fd passing, per-call tokens, tracing, keepalive.
 //
@@ -59,7 +51,7 @@ func DialOptions(identity Identity, tokens token.GeneratorFunc, ka Keepalive) []
 			grpc.WaitForReady(true),
 			grpc.PerRPCCredentials(token.NewPerRPCCredentials(tokens)),
 		),
-		grpc.WithTransportCredentials(PassingDescriptors(credentials.NewTLS(tlsConfig))),
+		grpc.WithTransportCredentials(fdtransport.TransportCredentials(credentials.NewTLS(tlsConfig))),
 		grpcfd.WithChainStreamInterceptor(),
 		grpcfd.WithChainUnaryInterceptor(),
 		ka.DialOption(),
@@ -71,6 +63,6 @@ func DialOptions(identity Identity, tokens token.GeneratorFunc, ka Keepalive) []
 func ServerOptions(identity Identity, ka Keepalive) []grpc.ServerOption {
 	tlsConfig := tlsconfig.MTLSServerConfig(identity, identity, tlsconfig.AuthorizeAny())
 	tlsConfig.MinVersion = tls.VersionTLS12
-	options := append(tracing.WithTracing(), grpc.Creds(PassingDescriptors(credentials.NewTLS(tlsConfig))))
+	options := append(tracing.WithTracing(), grpc.Creds(fdtransport.TransportCredentials(credentials.NewTLS(tlsConfig))))
 	return append(options, ka.ServerOptions()...)
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/fdtransport"
-	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/recvnetns/recvnetnstest"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
@@ -79,7 +78,7 @@ func TestConnectionsFromManyNamespacesLeaveNoDescriptorBehind(t *testing.T) {
 	const namespaces = 10
 	const retention = time.Second
 	ours := func() credentials.TransportCredentials {
-		return grpctransport.PassingDescriptors(insecure.NewCredentials(), fdtransport.WithRetention(retention))
+		return fdtransport.TransportCredentials(insecure.NewCredentials(), fdtransport.WithRetention(retention))
 	}
 	for _, forwarderEnd := range []struct {
 		name  string

@@ -15,12 +15,12 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/fdtransport"
 )
 
 // ForwarderCredentials are the forwarder's transport, its server's and its dials', less TLS.
 func ForwarderCredentials() credentials.TransportCredentials {
-	return grpctransport.PassingDescriptors(insecure.NewCredentials())
+	return fdtransport.TransportCredentials(insecure.NewCredentials())
 }
 
 // NSMgrCredentials are a stock nsmgr's transport less TLS: grpcfd.
