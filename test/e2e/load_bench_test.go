@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,8 +39,11 @@ type loadFigures struct {
 	rssPerConn     float64
 	goroutines     float64
 	descriptors    float64
-	healed         int
-	heal           time.Duration
+	// cpuPerRequest is the forwarder's processor time over its Requests, first and refresh,
+	// from the first Request to the steady state.
+	cpuPerRequest time.Duration
+	healed        int
+	heal          time.Duration
 }
 
 // BenchmarkForwarderLoad runs, for each size N (E2E_LOAD_N), N connections with a policy route
@@ -68,6 +72,7 @@ func BenchmarkForwarderLoad(b *testing.B) {
 					b.ReportMetric(ms(f.refresh.p99), "refresh-p99-ms")
 					b.ReportMetric(f.rssPerConn/1024, "rss-KiB/conn")
 					b.ReportMetric(f.goroutines, "goroutines/conn")
+					b.ReportMetric(ms(f.cpuPerRequest), "cpu-ms/req")
 					b.ReportMetric(f.heal.Seconds(), "heal-s")
 				}
 			})
@@ -88,6 +93,7 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n int) loadFigures {
 
 	b.ResetTimer()
 	started := time.Now()
+	profiled := profileLoad(ctx, b, d, fwd, n)
 	l := startLoad(ctx, b, d, loadClientPrefix, n, loadMaxClients)
 	f := loadFigures{forwarder: fwd.Name, n: n, clients: len(l.clients)}
 	// Every connection refreshes once: the usage below is for connections in their steady state.
@@ -95,6 +101,7 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n int) loadFigures {
 	require.True(b, ok, "%d of %d connections refreshed within %s", refreshed, n, loadLifetime)
 	loaded, err := d.ForwarderUsage(ctx, node)
 	require.NoError(b, err)
+	loadedAt := time.Now()
 	f.rssPerConn = float64(loaded.RSS-idle.RSS) / float64(n)
 	f.goroutines = float64(loaded.Goroutines-idle.Goroutines) / float64(n)
 	f.descriptors = float64(loaded.Descriptors-idle.Descriptors) / float64(n)
@@ -102,6 +109,7 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n int) loadFigures {
 	calls, err := node.ReadCalls()
 	require.NoError(b, err)
 	f.requestsPS = firstRequestRate(calls, n)
+	f.cpuPerRequest = (loaded.CPU - idle.CPU) / time.Duration(max(1, requestsBefore(calls, node.ForwarderName, loadedAt)))
 	nseCalls, err := nse.ReadCalls()
 	require.NoError(b, err)
 	calls = append(calls, nseCalls...)
@@ -117,6 +125,7 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n int) loadFigures {
 	}
 	f.first, f.refresh = latenciesOf(first), latenciesOf(refresh)
 
+	require.NoError(b, <-profiled)
 	killed := time.Now()
 	require.NoError(b, d.RestartForwarder(ctx, node))
 	last, healed, ok := l.waitAllGranted(b, node, killed, 1, loadHealTimeout)
@@ -136,6 +145,34 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n int) loadFigures {
 	}
 	require.NoError(b, l.close(), "closing the load")
 	return f
+}
+
+// profileLoad records the forwarder's CPU profile over the first loadLifetime/2 of the load, the
+// first Requests and the refreshes, into $E2E_LOAD_CPU_PROFILE_DIR/<forwarder>-N<n>.pprof when
+// that variable names a directory; the channel gives the recording's outcome.
+func profileLoad(ctx context.Context, b *testing.B, d *domain.Domain, fwd domain.Forwarder, n int) <-chan error {
+	done := make(chan error, 1)
+	dir := os.Getenv("E2E_LOAD_CPU_PROFILE_DIR")
+	if dir == "" {
+		done <- nil
+		return done
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%s-N%d.pprof", fwd.Name, n))
+	go func() { done <- d.ForwarderCPUProfile(ctx, d.Nodes[0], loadLifetime/2, path) }()
+	b.Logf("CPU profile of %s: %s", fwd.Name, path)
+	return done
+}
+
+// requestsBefore counts the Requests the nsmgr sent the forwarder, granted or not, that began
+// before t.
+func requestsBefore(calls []domain.Call, forwarder string, t time.Time) int {
+	count := 0
+	for _, c := range calls {
+		if c.Out && c.Method == "Request" && c.Peer == forwarder && c.Start.Before(t) {
+			count++
+		}
+	}
+	return count
 }
 
 func loadSizes(spec string) ([]int, error) {
@@ -204,16 +241,16 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // loadTable is the runs side by side, as the README carries them.
 func loadTable(rows []loadFigures) string {
 	var s strings.Builder
-	s.WriteString("| N | forwarder | first Requests/s | first Request in the forwarder, p50 / p99 | refresh in the forwarder, p50 / p99 | RSS per connection | goroutines per connection | descriptors per connection | all healed after SIGKILL + restart |\n")
-	s.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	s.WriteString("| N | forwarder | first Requests/s | first Request in the forwarder, p50 / p99 | refresh in the forwarder, p50 / p99 | RSS per connection | goroutines per connection | descriptors per connection | forwarder CPU per Request | all healed after SIGKILL + restart |\n")
+	s.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		heal := r.heal.Round(100 * time.Millisecond).String()
 		if r.heal == 0 {
 			heal = fmt.Sprintf("not within %s (%d of %d)", loadHealTimeout, r.healed, r.n)
 		}
-		fmt.Fprintf(&s, "| %d | %s | %.1f | %.1f / %.1f ms (n=%d) | %.1f / %.1f ms (n=%d) | %.1f KiB | %.1f | %.2f | %s |\n",
+		fmt.Fprintf(&s, "| %d | %s | %.1f | %.1f / %.1f ms (n=%d) | %.1f / %.1f ms (n=%d) | %.1f KiB | %.1f | %.2f | %.1f ms | %s |\n",
 			r.n, r.forwarder, r.requestsPS, ms(r.first.p50), ms(r.first.p99), r.first.count, ms(r.refresh.p50), ms(r.refresh.p99), r.refresh.count,
-			r.rssPerConn/1024, r.goroutines, r.descriptors, heal)
+			r.rssPerConn/1024, r.goroutines, r.descriptors, ms(r.cpuPerRequest), heal)
 	}
 	return s.String()
 }

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vishvananda/netns"
 )
@@ -30,6 +31,8 @@ type Usage struct {
 	RSS         int64
 	Goroutines  int
 	Descriptors int
+	// CPU is the processor time it has used since it started, user and system together.
+	CPU time.Duration
 }
 
 // ForwarderUsage reads node's forwarder's resident memory and open descriptors from /proc and
@@ -46,8 +49,62 @@ func (d *Domain) ForwarderUsage(ctx context.Context, node *Node) (Usage, error) 
 		return u, err
 	}
 	u.Descriptors = len(entries)
+	if u.CPU, err = cpuTime(pid); err != nil {
+		return u, err
+	}
 	u.RSS, err = residentBytes(pid)
 	return u, err
+}
+
+// clockTicksPerSecond is the unit of /proc/<pid>/stat's times (USER_HZ), 100 on every Linux
+// architecture Go supports.
+const clockTicksPerSecond = 100
+
+// cpuTime is pid's utime + stime, fields 14 and 15 of /proc/<pid>/stat, counted after the
+// command name's closing parenthesis because the name may hold spaces.
+func cpuTime(pid int) (time.Duration, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	nameEnd := strings.LastIndexByte(string(stat), ')')
+	fields := strings.Fields(string(stat[nameEnd+1:]))
+	if nameEnd < 0 || len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q has no utime and stime", pid, stat)
+	}
+	var ticks int64
+	for _, field := range fields[11:13] {
+		n, parseErr := strconv.ParseInt(field, 10, 64)
+		if parseErr != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, parseErr)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicksPerSecond, nil
+}
+
+// ForwarderCPUProfile records node's forwarder's CPU profile for the given time from its pprof
+// server (PprofEnv) and writes it to path, for `go tool pprof`.
+func (d *Domain) ForwarderCPUProfile(ctx context.Context, node *Node, duration time.Duration, path string) error {
+	client := pprofClient(node.Netns)
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddress, int(duration.Seconds()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	profile, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, profile, 0o600)
 }
 
 func residentBytes(pid int) (int64, error) {
@@ -70,12 +127,7 @@ func residentBytes(pid int) (int64, error) {
 // goroutines asks the pprof server in netnsName for its goroutine count, on a connection of its
 // own so that nothing of the harness stays open in the forwarder between two counts.
 func goroutines(ctx context.Context, netnsName string) (int, error) {
-	client := &http.Client{Transport: &http.Transport{
-		DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dialIn(ctx, netnsName, network, addr)
-		},
-	}}
+	client := pprofClient(netnsName)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+pprofAddress+"/debug/pprof/goroutine?debug=1", http.NoBody)
 	if err != nil {
 		return 0, err
@@ -94,6 +146,16 @@ func goroutines(ctx context.Context, netnsName string) (int, error) {
 		return 0, fmt.Errorf("pprof goroutine profile starts with %q", head)
 	}
 	return strconv.Atoi(total)
+}
+
+// pprofClient reaches the pprof server in netnsName, on connections of its own.
+func pprofClient(netnsName string) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialIn(ctx, netnsName, network, addr)
+		},
+	}}
 }
 
 // dialIn dials from the network namespace netnsName: the socket belongs to the namespace it is
