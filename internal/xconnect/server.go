@@ -29,10 +29,6 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanismtranslation"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/roundrobin"
-	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
-	"github.com/networkservicemesh/sdk/pkg/registry/common/null"
-	registryrecvfd "github.com/networkservicemesh/sdk/pkg/registry/common/recvfd"
-	registrysendfd "github.com/networkservicemesh/sdk/pkg/registry/common/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/tools/token"
 
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/ethernetcontext"
@@ -58,6 +54,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
 	"github.com/nsmfwd/forwarder-vpp/internal/recvnetns"
+	"github.com/nsmfwd/forwarder-vpp/internal/registrylookup"
 	"github.com/nsmfwd/forwarder-vpp/internal/replyfd"
 	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
@@ -77,7 +74,14 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 	if err != nil {
 		return nil, errors.Wrap(err, "generating the IKEv2 key for ipsec")
 	}
-	nsClient, nseClient := newRegistryClients(ctx, o)
+	// Discovery is a one-shot lookup per Request (the caller heals), over one connection to the
+	// nsmgr instead of a dial per Find.
+	registryClients, err := registrylookup.New(ctx, o.clientURL,
+		registrylookup.WithDialTimeout(o.dialTimeout), registrylookup.WithDialOptions(o.dialOptions...))
+	if err != nil {
+		return nil, err
+	}
+	nsClient, nseClient := registryClients.NetworkServices, registryClients.NetworkServiceEndpoints
 	pinholeMutex := new(sync.Mutex)
 
 	return endpoint.NewServer(ctx, tokenGenerator,
@@ -180,28 +184,4 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		client.WithDialTimeout(o.dialTimeout),
 		client.WithAdditionalFunctionality(elements...),
 	)
-}
-
-// newRegistryClients discovers next hops through the registry behind clientURL. Healing and retry
-// are off: discovery is a one-shot lookup per Request, and the caller heals.
-func newRegistryClients(ctx context.Context, o *options) (registryNS registryapi.NetworkServiceRegistryClient, registryNSE registryapi.NetworkServiceEndpointRegistryClient) {
-	registryNSE = registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
-		registryclient.WithClientURL(o.clientURL),
-		registryclient.WithNSEAdditionalFunctionality(
-			registryrecvfd.NewNetworkServiceEndpointRegistryClient(),
-			registrysendfd.NewNetworkServiceEndpointRegistryClient(),
-		),
-		registryclient.WithDialTimeout(o.dialTimeout),
-		registryclient.WithDialOptions(o.dialOptions...),
-		registryclient.WithNSEHealClient(null.NewNetworkServiceEndpointRegistryClient()),
-		registryclient.WithNSERetryClient(null.NewNetworkServiceEndpointRegistryClient()),
-	)
-	registryNS = registryclient.NewNetworkServiceRegistryClient(ctx,
-		registryclient.WithClientURL(o.clientURL),
-		registryclient.WithDialTimeout(o.dialTimeout),
-		registryclient.WithDialOptions(o.dialOptions...),
-		registryclient.WithNSHealClient(null.NewNetworkServiceRegistryClient()),
-		registryclient.WithNSRetryClient(null.NewNetworkServiceRegistryClient()),
-	)
-	return registryNS, registryNSE
 }
