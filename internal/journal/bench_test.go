@@ -25,7 +25,7 @@ func BenchmarkRefresh(b *testing.B) {
 }
 
 // BenchmarkChangedRecord measures a Request that changes the context: intent and commit, each a
-// temporary file, fsync, rename and directory sync.
+// temporary file renamed over the record.
 func BenchmarkChangedRecord(b *testing.B) {
 	j := open(b, b.TempDir())
 	sources := [2]string{"172.16.0.2/32", "172.16.0.3/32"}

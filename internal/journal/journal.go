@@ -305,7 +305,12 @@ func sameNamespaces(a, b *Record) bool {
 	return true
 }
 
-// writeRecord replaces the record's file atomically: a crash leaves the old content or the new one.
+// writeRecord replaces the record's file atomically: a crash of the forwarder leaves the old
+// content or the new one. It does not sync: the page cache outlives every process, and what
+// empties it (the node going down) also takes everything a record names: VPP, the pods' namespaces
+// and their links and rules. A record cut short that way is unreadable and moved aside at the next
+// start (quarantine); a whole one names namespaces that netnsid no longer finds. The syncs were
+// two disk flushes per write, three writes per first Request, and protected nothing.
 func writeRecord(dir string, rec *Record) error {
 	data, err := encode(rec)
 	if err != nil {
@@ -316,9 +321,6 @@ func writeRecord(dir string, rec *Record) error {
 		return errors.Wrap(err, "journal")
 	}
 	_, err = temp.Write(data)
-	if err == nil {
-		err = temp.Sync()
-	}
 	if closeErr := temp.Close(); err == nil {
 		err = closeErr
 	}
@@ -329,20 +331,9 @@ func writeRecord(dir string, rec *Record) error {
 		_ = os.Remove(temp.Name())
 		return errors.Wrapf(err, "journal: writing the record of %s", rec.ID)
 	}
-	return syncDir(dir)
+	return nil
 }
 
-// syncDir makes a rename durable: until the directory is synced, a crash may forget it.
-func syncDir(dir string) error {
-	d, err := os.Open(dir) //nolint:gosec // the journal's own directory
-	if err != nil {
-		return errors.Wrap(err, "journal")
-	}
-	defer func() { _ = d.Close() }()
-	return errors.Wrap(d.Sync(), "journal: syncing the directory")
-}
-
-// fileName derives a fixed-length, path-safe name from a connection ID of any content.
 func fileName(id string) string {
 	sum := sha256.Sum256([]byte(id))
 	return hex.EncodeToString(sum[:16]) + fileSuffix
