@@ -114,16 +114,20 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n int) loadFigures {
 	require.NoError(b, err)
 	calls = append(calls, nseCalls...)
 	seen := map[string]bool{}
-	var first, refresh []time.Duration
+	var first, refresh, refreshBefore, refreshAfter []time.Duration
 	for _, r := range domain.ForwarderRequests(calls, node.ForwarderName) {
 		if seen[r.Key] {
 			refresh = append(refresh, r.Forwarder)
+			refreshBefore = append(refreshBefore, r.BeforeNextHop)
+			refreshAfter = append(refreshAfter, r.AfterNextHop)
 		} else {
 			first = append(first, r.Forwarder)
 		}
 		seen[r.Key] = true
 	}
 	f.first, f.refresh = latenciesOf(first), latenciesOf(refresh)
+	b.Logf("%s, N=%d: refresh in the forwarder, p50 before / after the endpoint's part: %.1f / %.1f ms",
+		fwd.Name, n, ms(percentile(refreshBefore, 50)), ms(percentile(refreshAfter, 50)))
 
 	require.NoError(b, <-profiled)
 	killed := time.Now()

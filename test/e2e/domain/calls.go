@@ -66,7 +66,8 @@ func ForwarderRequests(calls []Call, forwarder string) []ForwarderRequest {
 		for _, in := range onward[c.Key] {
 			if in.OK && !in.Start.Before(c.Start) && !in.End.After(c.End) {
 				granted = append(granted, ForwarderRequest{Key: c.Key, Start: c.Start, End: c.End,
-					Forwarder: c.End.Sub(c.Start) - in.End.Sub(in.Start)})
+					Forwarder:     c.End.Sub(c.Start) - in.End.Sub(in.Start),
+					BeforeNextHop: in.Start.Sub(c.Start), AfterNextHop: c.End.Sub(in.End)})
 				break
 			}
 		}
@@ -79,8 +80,9 @@ func ForwarderRequests(calls []Call, forwarder string) []ForwarderRequest {
 type ForwarderRequest struct {
 	Key        string
 	Start, End time.Time
-	// Forwarder is the time the forwarder spent on it alone.
-	Forwarder time.Duration
+	// Forwarder is the time the forwarder spent on it alone: BeforeNextHop, until its onward
+	// call began, and AfterNextHop, from the next hop's answer to its own.
+	Forwarder, BeforeNextHop, AfterNextHop time.Duration
 }
 
 // ClientGrants are, per client connection (its own ID), when the nsmgr granted its Requests to

@@ -15,7 +15,7 @@ func TestForwarderRequestsSubtractTheOnwardCall(t *testing.T) {
 	calls := []Call{
 		{Method: "Request", Key: "c1", Peer: "client", Start: at(0), End: at(100), OK: true},
 		{Out: true, Method: "Request", Key: "c1", Peer: "fwd", Start: at(10), End: at(90), OK: true},
-		{Method: "Request", Key: "c1", Peer: "fwd", Start: at(30), End: at(70), OK: true},
+		{Method: "Request", Key: "c1", Peer: "fwd", Start: at(30), End: at(75), OK: true},
 		{Out: true, Method: "Request", Key: "c1", Peer: "nse", Start: at(40), End: at(60), OK: true},
 		// c2: the forwarder refused it (no onward call).
 		{Out: true, Method: "Request", Key: "c2", Peer: "fwd", Start: at(10), End: at(20), OK: false},
@@ -29,7 +29,9 @@ func TestForwarderRequestsSubtractTheOnwardCall(t *testing.T) {
 	got := ForwarderRequests(calls, "fwd")
 	require.Len(t, got, 1)
 	require.Equal(t, "c1", got[0].Key)
-	require.Equal(t, 40*time.Millisecond, got[0].Forwarder)
+	require.Equal(t, 35*time.Millisecond, got[0].Forwarder)
+	require.Equal(t, 20*time.Millisecond, got[0].BeforeNextHop)
+	require.Equal(t, 15*time.Millisecond, got[0].AfterNextHop)
 
 	grants := ClientGrants(calls, "cli")
 	require.Equal(t, map[string][]time.Time{"c1": {at(100)}}, grants)
