@@ -19,7 +19,6 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/begin"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/connect"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/dial"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/utils/metadata"
 	"github.com/networkservicemesh/sdk/pkg/tools/clienturlctx"
@@ -94,14 +93,14 @@ func (c connectionCounter) HandleConn(_ context.Context, s stats.ConnStats) {
 	}
 }
 
-var dialOptions = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithBlock(), grpc.FailOnNonTempDialError(true)}
-
 // onwardClient is the part of the forwarder's onward chain the element works in.
 func onwardClient(ctx context.Context) networkservice.NetworkServiceClient {
 	return chain.NewNetworkServiceClient(
 		begin.NewClient(),
 		metadata.NewClient(),
-		nexthopconn.NewClient(ctx, nexthopconn.WithDialTimeout(dialTimeout), nexthopconn.WithDialOptions(dialOptions...)),
+		nexthopconn.NewClient(ctx,
+			nexthopconn.WithDialTimeout(dialTimeout),
+			nexthopconn.WithDialOptions(grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithBlock(), grpc.FailOnNonTempDialError(true))),
 		connect.NewClient(),
 	)
 }
@@ -127,23 +126,6 @@ func TestRefreshesUseTheFirstRequestsConnection(t *testing.T) {
 	}
 	require.EqualValues(t, 5, hop.requests.Load())
 	require.EqualValues(t, 1, hop.accepted.Load(), "connections for 5 Requests")
-}
-
-// What the element replaces: sdk's dial makes a connection for every Request.
-func TestSDKDialDialsForEveryRequest(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	hop := startNextHop(t, socketIn(t))
-	client := chain.NewNetworkServiceClient(
-		begin.NewClient(),
-		metadata.NewClient(),
-		dial.NewClient(ctx, dial.WithDialTimeout(dialTimeout), dial.WithDialOptions(dialOptions...)),
-		connect.NewClient(),
-	)
-	for range 5 {
-		require.NoError(t, request(ctx, client, hop))
-	}
-	require.EqualValues(t, 5, hop.accepted.Load(), "connections for 5 Requests")
 }
 
 func TestAnotherNextHopClosesThePathThroughTheOldOne(t *testing.T) {
