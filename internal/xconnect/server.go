@@ -18,8 +18,8 @@ import (
 	wireguardapi "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/wireguard"
 	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
 
+	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/client"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/begin"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/cleanup"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/connect"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/discover"
@@ -29,10 +29,6 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanismtranslation"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/roundrobin"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/trimpath"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/updatepath"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/utils/metadata"
 	"github.com/networkservicemesh/sdk/pkg/tools/token"
 
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/ethernetcontext"
@@ -57,7 +53,6 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/monitorretry"
-	"github.com/nsmfwd/forwarder-vpp/internal/nexthopconn"
 	"github.com/nsmfwd/forwarder-vpp/internal/recvnetns"
 	"github.com/nsmfwd/forwarder-vpp/internal/registrylookup"
 	"github.com/nsmfwd/forwarder-vpp/internal/replyfd"
@@ -179,21 +174,14 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		sendfd.NewClient(),
 		recvnetns.NewWireClient(),
 	}
-	dialOptions := slices.Concat(o.dialOptions, []grpc.DialOption{monitorretry.DialOption(slices.Concat([]monitorretry.Option{
-		monitorretry.WithReopenTimeout(o.dialTimeout),
-		monitorretry.WithEndpointLookup(endpointLookup(registryNSE)),
-	}, o.monitorRetryOptions)...)})
-	// sdk's client chain (chains/client) without refresh, heal or authorization, none of which it
-	// had here, and with nexthopconn in place of sdk's dial, which dialled the next hop again on
-	// every refresh.
-	return chain.NewNetworkServiceClient(slices.Concat(
-		[]networkservice.NetworkServiceClient{
-			updatepath.NewClient(o.name),
-			begin.NewClient(),
-			metadata.NewClient(),
-			nexthopconn.NewClient(ctx, nexthopconn.WithDialTimeout(o.dialTimeout), nexthopconn.WithDialOptions(dialOptions...)),
-		},
-		elements,
-		[]networkservice.NetworkServiceClient{trimpath.NewClient(), connect.NewClient()},
-	)...)
+	return client.NewClient(ctx,
+		client.WithoutRefresh(),
+		client.WithName(o.name),
+		client.WithDialOptions(slices.Concat(o.dialOptions, []grpc.DialOption{monitorretry.DialOption(slices.Concat([]monitorretry.Option{
+			monitorretry.WithReopenTimeout(o.dialTimeout),
+			monitorretry.WithEndpointLookup(endpointLookup(registryNSE)),
+		}, o.monitorRetryOptions)...)})...),
+		client.WithDialTimeout(o.dialTimeout),
+		client.WithAdditionalFunctionality(elements...),
+	)
 }
