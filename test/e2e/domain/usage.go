@@ -86,20 +86,11 @@ func cpuTime(pid int) (time.Duration, error) {
 // ForwarderCPUProfile records node's forwarder's CPU profile for the given time from its pprof
 // server (PprofEnv) and writes it to path, for `go tool pprof`.
 func (d *Domain) ForwarderCPUProfile(ctx context.Context, node *Node, duration time.Duration, path string) error {
-	client := pprofClient(node.Netns)
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddress, int(duration.Seconds()))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
+	resp, err := pprofGet(ctx, node.Netns, fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(duration.Seconds())))
 	if err != nil {
 		return err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
-	}
 	profile, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return err
@@ -127,12 +118,7 @@ func residentBytes(pid int) (int64, error) {
 // goroutines asks the pprof server in netnsName for its goroutine count, on a connection of its
 // own so that nothing of the harness stays open in the forwarder between two counts.
 func goroutines(ctx context.Context, netnsName string) (int, error) {
-	client := pprofClient(netnsName)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+pprofAddress+"/debug/pprof/goroutine?debug=1", http.NoBody)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := client.Do(req)
+	resp, err := pprofGet(ctx, netnsName, "/debug/pprof/goroutine?debug=1")
 	if err != nil {
 		return 0, err
 	}
@@ -148,14 +134,29 @@ func goroutines(ctx context.Context, netnsName string) (int, error) {
 	return strconv.Atoi(total)
 }
 
-// pprofClient reaches the pprof server in netnsName, on connections of its own.
-func pprofClient(netnsName string) *http.Client {
-	return &http.Client{Transport: &http.Transport{
+// pprofGet asks the pprof server in netnsName for path, on a connection of its own, and fails
+// unless the answer is 200 OK.
+func pprofGet(ctx context.Context, netnsName, path string) (*http.Response, error) {
+	client := &http.Client{Transport: &http.Transport{
 		DisableKeepAlives: true,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return dialIn(ctx, netnsName, network, addr)
 		},
 	}}
+	url := "http://" + pprofAddress + path
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return resp, nil
 }
 
 // dialIn dials from the network namespace netnsName: the socket belongs to the namespace it is
