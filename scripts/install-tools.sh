@@ -2,7 +2,8 @@
 # Installs what the end-to-end suite and `make demo` need beyond Go itself:
 # spire-server and spire-agent (built from the pinned tools module, cached in
 # .cache/bin), iproute2 and iputils-ping when `ip` or `ping` is missing, and clang with the kernel's
-# UAPI headers when missing (scripts/build-xdp.sh builds the uplink's XDP program for the tests).
+# UAPI headers when missing (scripts/build-xdp.sh builds the uplink's XDP program for the tests),
+# and strace for the real-VPP tests.
 # When the machine has a real VPP build beside the repository
 # (../shared/vpp/*.tar.xz), it is unpacked into .cache/vpp, where the real-VPP
 # tests find it (test/realvpp); without it those tests skip.
@@ -30,6 +31,10 @@ if [ -n "$vpp_tarball" ]; then
 	command -v xz >/dev/null 2>&1 || missing+=(xz-utils)
 	# The VPP build links OpenSSL 3's libcrypto (its crypto_openssl plugin and ikev2).
 	ldconfig -p 2>/dev/null | grep 'libcrypto\.so\.3 ' >/dev/null || missing+=(libssl3)
+	# test/realvpp stalls VPP's start-up clock estimate through strace, as a loaded machine does.
+	command -v strace >/dev/null 2>&1 || missing+=(strace)
+	# setpriv ends that stalled VPP with its strace.
+	command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "install-tools: installing ${missing[*]}"

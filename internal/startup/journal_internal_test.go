@@ -25,20 +25,16 @@ import (
 const journalNetnsPrefix = "jrn"
 
 func TestUnwritableStateDirFailsStartUpWithOneLineNamingIt(t *testing.T) {
-	domain := svidtest.NewTrustDomain(t, "test.nsm")
-	_, registrySocket := serveRegistry(t, domain)
-	node := vppsimtest.NewNetns(t, journalNetnsPrefix)
-	sim := vppsimtest.StartSim(t, node.Name)
-	cfg, _ := forwarderEnv(t, domain, registrySocket, sim.APISocket())
+	f := newSimForwarder(t, svidtest.NewTrustDomain(t, "test.nsm"), journalNetnsPrefix)
 	notADir := filepath.Join(t.TempDir(), "state")
 	require.NoError(t, os.WriteFile(notADir, nil, 0o600))
-	cfg.StateDir = notADir
+	f.cfg.StateDir = notADir
 
 	ctx, abort := context.WithCancelCause(context.Background())
 	defer abort(nil)
 	var phases lifecycle.Lifecycle
 	defer phases.Stop(ctx)
-	err := startIn(ctx, node, abort, cfg, &phases, ConnectVPP)
+	err := startIn(ctx, f.node, abort, f.cfg, &phases, ConnectVPP)
 	require.ErrorContains(t, err, "NSM_STATE_DIR="+notADir)
 	require.NotContains(t, err.Error(), "\n")
 }

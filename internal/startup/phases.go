@@ -35,6 +35,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/serve"
 	"github.com/nsmfwd/forwarder-vpp/internal/svid"
 	"github.com/nsmfwd/forwarder-vpp/internal/telemetry"
+	"github.com/nsmfwd/forwarder-vpp/internal/vppclock"
 	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
 	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
 	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
@@ -98,6 +99,7 @@ func Start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 	}{
 		{"telemetry", f.startTelemetry},
 		{"connect to VPP", f.connectToVPP},
+		{"check VPP's clock", f.checkVPPClock},
 		{"hand the uplink to VPP", f.initUplink},
 		{"open the connection journal", f.openJournal},
 		{"find what a previous run left in VPP and the kernel", f.findLeftovers},
@@ -147,6 +149,30 @@ func (f *forwarder) connectToVPP() (err error) {
 	// its details) would otherwise stall the whole connection once VPP holds 100 interfaces.
 	f.vppAPI = extendtimeout.NewConnection(eagerstream.NewConnection(f.vpp), f.cfg.VPPMinOperationTimeout)
 	return nil
+}
+
+// checkVPPClock refuses a VPP whose clock runs off the kernel's pace: one that misread its CPU
+// clock at start-up stops answering new API clients within seconds and must be started again
+// (vppclock). A VPP whose answer holds no time (a CLI other than v24.10's) is used with a warning:
+// the check cannot tell, and refusing would stop a forwarder that may well work.
+func (f *forwarder) checkVPPClock() error {
+	checkCtx, cancel := context.WithTimeout(f.ctx, vppStartupBound)
+	defer cancel()
+	err := vppclock.Check(checkCtx, f.vppAPI)
+	var misclocked *vppclock.Error
+	switch {
+	case errors.As(err, &misclocked) && f.vpp.External:
+		return fmt.Errorf("external VPP at %s: %w; restart that VPP (the forwarder refuses it until then)", f.vpp.Socket, err)
+	case errors.As(err, &misclocked):
+		return fmt.Errorf("%w; the forwarder stops the VPP it started, so that its restart starts another", err)
+	case errors.Is(err, vppclock.ErrUnreadable):
+		log.FromContext(f.ctx).Warnf("VPP's clock is not checked: %v", err)
+		return nil
+	case err != nil && errors.Is(checkCtx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("VPP did not answer within %s: %w; a VPP that misread its clock at start-up stops answering too (its log then repeats %q)",
+			vppStartupBound, err, "Rejecting large frequency change")
+	}
+	return err
 }
 
 func (f *forwarder) initUplink() (err error) {

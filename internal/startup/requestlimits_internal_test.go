@@ -18,29 +18,25 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
 	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
-	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
 // A request bound set in the environment reaches the chain: nsmgr's Request, authorized, is
 // refused naming the bound and its variable.
 func TestRequestLimitFromTheEnvironmentApplies(t *testing.T) {
 	domain := svidtest.NewTrustDomain(t, "test.nsm")
-	_, registrySocket := serveRegistry(t, domain)
-	node := vppsimtest.NewNetns(t, netnsPrefix)
-	sim := vppsimtest.StartSim(t, node.Name)
 	t.Setenv("NSM_MAX_REQUEST_MECHANISMS", "1")
-	cfg, listenSocket := forwarderEnv(t, domain, registrySocket, sim.APISocket())
+	f := newSimForwarder(t, domain, netnsPrefix)
 
 	ctx, abort := context.WithCancelCause(context.Background())
 	defer abort(nil)
 	var phases lifecycle.Lifecycle
 	defer func() { abort(context.Canceled); stopWithin(t, ctx, &phases, 15*time.Second) }()
-	require.NoError(t, startIn(ctx, node, abort, cfg, &phases, ConnectVPP))
+	require.NoError(t, startIn(ctx, f.node, abort, f.cfg, &phases, ConnectVPP))
 
 	nsmgr := domain.Issue("/nsmgr")
 	forwarder := client.NewClient(ctx,
 		client.WithName("nsmgr"),
-		client.WithClientURL(&url.URL{Scheme: "unix", Path: listenSocket}),
+		client.WithClientURL(&url.URL{Scheme: "unix", Path: f.listenSocket}),
 		client.WithDialOptions(grpctransport.DialOptions(nsmgr, grpctransport.TokenGenerator(nsmgr, time.Minute), grpctransport.DefaultKeepalive)...),
 		client.WithDialTimeout(5*time.Second),
 		client.WithoutRefresh(),

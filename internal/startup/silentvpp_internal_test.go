@@ -48,13 +48,14 @@ func (s *silentStream) RecvMsg() (api.Message, error) {
 	return nil, s.ctx.Err()
 }
 
-func connectSilent(external bool) VPPConnector {
+func connectSilent(external bool, conn api.Connection) VPPConnector {
 	return func(context.Context, context.Context, string) (*vppconn.Connection, error) {
-		return &vppconn.Connection{Connection: silentVPP{}, External: external, Socket: "silent"}, nil
+		return &vppconn.Connection{Connection: conn, External: external, Socket: "silent"}, nil
 	}
 }
 
 // A VPP that never answers fails start-up within vppStartupBound, whichever phase waits on it: the
+// clock check, the first to call VPP; past it (a VPP that tells its clock, then falls silent), the
 // uplink init of a VPP the forwarder started, or the restore scan of an external VPP.
 func TestVPPThatNeverAnswersFailsStartUpWithinItsBound(t *testing.T) {
 	domain := svidtest.NewTrustDomain(t, "test.nsm")
@@ -69,15 +70,22 @@ func TestVPPThatNeverAnswersFailsStartUpWithinItsBound(t *testing.T) {
 	ownVPPConfig.VppInit = vppinit.AfPacket
 	ownVPPConfig.TunnelIP = net.ParseIP("192.0.2.10")
 
+	clockOnly := clockedVPP{Connection: silentVPP{}, showClock: clockAt(1)}
+	silentConfig := *cfg
+	silentConfig.StateDir = t.TempDir()
+
 	cases := []struct {
 		name      string
 		node      *vppsimtest.Netns
 		cfg       *config.Config
 		connect   VPPConnector
 		waitingOn string
+		saying    string
 	}{
-		{"own VPP", ownVPPNode, &ownVPPConfig, connectSilent(false), "hand the uplink to VPP"},
-		{"external VPP", vppsimtest.NewNetns(t, netnsPrefix), cfg, connectSilent(true), "find what a previous run left"},
+		{"own VPP", ownVPPNode, &ownVPPConfig, connectSilent(false, clockOnly), "hand the uplink to VPP", ""},
+		{"external VPP", vppsimtest.NewNetns(t, netnsPrefix), cfg, connectSilent(true, clockOnly), "find what a previous run left", ""},
+		{"VPP silent from the start", vppsimtest.NewNetns(t, netnsPrefix), &silentConfig, connectSilent(true, silentVPP{}),
+			"check VPP's clock: VPP did not answer within 10s", `a VPP that misread its clock at start-up stops answering too (its log then repeats "Rejecting large frequency change")`},
 	}
 	type outcome struct {
 		err     error
@@ -86,7 +94,7 @@ func TestVPPThatNeverAnswersFailsStartUpWithinItsBound(t *testing.T) {
 	ctx, abort := context.WithCancelCause(context.Background())
 	defer abort(nil)
 	outcomes := make([]chan outcome, len(cases))
-	// Both wait out the same bound side by side.
+	// All wait out the same bound side by side.
 	for i, c := range cases {
 		outcomes[i] = make(chan outcome, 1)
 		go func() {
@@ -103,6 +111,7 @@ func TestVPPThatNeverAnswersFailsStartUpWithinItsBound(t *testing.T) {
 		select {
 		case got := <-outcomes[i]:
 			require.ErrorContains(t, got.err, c.waitingOn, c.name)
+			require.ErrorContains(t, got.err, c.saying, c.name)
 			require.GreaterOrEqual(t, got.elapsed, vppStartupBound, "%s: start-up gave up before its bound: %v", c.name, got.err)
 		case <-time.After(limit):
 			t.Fatalf("%s: start-up still waiting on a silent VPP after %s", c.name, limit)

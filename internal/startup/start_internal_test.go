@@ -74,6 +74,27 @@ func serveRegistry(t *testing.T, domain *svidtest.TrustDomain) (*registrationtes
 	return registry, registrySocket
 }
 
+// simForwarder is a forwarder's node on the simulator: a namespace holding a VPP simulator, a
+// registry of the trust domain, and the forwarder's configuration for both (read from the
+// environment: set variables of a test's own first).
+type simForwarder struct {
+	node         *vppsimtest.Netns
+	sim          *vppsim.Sim
+	registry     *registrationtest.Recorder
+	cfg          *config.Config
+	listenSocket string
+}
+
+func newSimForwarder(t *testing.T, domain *svidtest.TrustDomain, prefix string) *simForwarder {
+	t.Helper()
+	f := &simForwarder{node: vppsimtest.NewNetns(t, prefix)}
+	var registrySocket string
+	f.registry, registrySocket = serveRegistry(t, domain)
+	f.sim = vppsimtest.StartSim(t, f.node.Name)
+	f.cfg, f.listenSocket = forwarderEnv(t, domain, registrySocket, f.sim.APISocket())
+	return f
+}
+
 // stopWithin runs phases.Stop as on SIGTERM and fails the test if it takes longer than bound.
 func stopWithin(t *testing.T, ctx context.Context, phases *lifecycle.Lifecycle, bound time.Duration) {
 	t.Helper()
@@ -91,15 +112,13 @@ func stopWithin(t *testing.T, ctx context.Context, phases *lifecycle.Lifecycle, 
 // then stops as on SIGTERM.
 func TestStartServesRegistersAndShutsDownInOrder(t *testing.T) {
 	domain := svidtest.NewTrustDomain(t, "test.nsm")
-	registry, registrySocket := serveRegistry(t, domain)
-	node := vppsimtest.NewNetns(t, netnsPrefix)
-	sim := vppsimtest.StartSim(t, node.Name)
-	cfg, listenSocket := forwarderEnv(t, domain, registrySocket, sim.APISocket())
+	f := newSimForwarder(t, domain, netnsPrefix)
+	registry, sim, listenSocket := f.registry, f.sim, f.listenSocket
 
 	ctx, abort := context.WithCancelCause(context.Background())
 	defer abort(nil)
 	var phases lifecycle.Lifecycle
-	require.NoError(t, startIn(ctx, node, abort, cfg, &phases, ConnectVPP))
+	require.NoError(t, startIn(ctx, f.node, abort, f.cfg, &phases, ConnectVPP))
 	require.Len(t, sim.Snapshot().Clients, 1, "the forwarder holds one API connection to VPP")
 	require.NotEmpty(t, vppsim.RequestsOf[*interfaces.SwInterfaceDump](sim), "the restore scan asked VPP for its interfaces")
 	require.Empty(t, vppsim.RequestsOf[*af_packet.AfPacketCreateV3](sim), "an external VPP keeps its uplink")

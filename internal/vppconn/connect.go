@@ -14,7 +14,10 @@ import (
 	"go.fd.io/govpp/core"
 
 	"github.com/networkservicemesh/govpp/binapi/vpe"
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/vpphelper"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/vppclock"
 )
 
 // Connection is a live VPP API connection.
@@ -79,7 +82,24 @@ func Connect(ctx context.Context, socket string, opts ...Option) (*Connection, e
 	if lookErr != nil {
 		return nil, fmt.Errorf("no VPP API socket at %s and no %q binary on PATH to start one", socket, vppBinary)
 	}
-	return startLocal(ctx, o.lifetime, binary, o.rootDir, o.startTimeout)
+	return startOwn(ctx, o.lifetime, binary, o.rootDir, o.startTimeout)
+}
+
+// ownVPPRuns bounds the VPPs started for one Connect: a misread clock is a race lost at start-up
+// (internal/vppclock), and two lost in a row are already rare.
+const ownVPPRuns = 3
+
+// startOwn starts VPP, and starts it again when it misread its clock: such a VPP stops answering
+// new API clients within seconds, and only a new run mends it. Another run here spares the pod a
+// restart, and the kubelet's back-off with it.
+func startOwn(ctx, lifetime context.Context, binary, rootDir string, timeout time.Duration) (*Connection, error) {
+	for run := 1; ; run++ {
+		conn, err := startLocal(ctx, lifetime, binary, rootDir, timeout)
+		if !vppclock.Misstarted(err) || run == ownVPPRuns || ctx.Err() != nil {
+			return conn, err
+		}
+		log.FromContext(ctx).Warnf("%v; starting another (run %d of %d)", err, run+1, ownVPPRuns)
+	}
 }
 
 // ConnectExisting dials the VPP API socket at socket and never starts a VPP: what a reader that
@@ -151,19 +171,37 @@ func boundedBy(ctx context.Context, limit time.Duration) time.Duration {
 }
 
 // startLocal starts VPP for lifetime. A VPP that fails to come up is stopped, and so is
-// vpphelper's wait for its socket, which would otherwise last as long as lifetime.
+// vpphelper's wait for its socket, which would otherwise last as long as lifetime. A VPP that
+// misread its clock (a vppclock.Misstart) has ended when startLocal returns: the next run uses the same
+// socket and shared memory.
 func startLocal(ctx, lifetime context.Context, binary, rootDir string, timeout time.Duration) (c *Connection, err error) {
 	vppCtx, stopVPP := context.WithCancel(lifetime)
+	conn, exited := vpphelper.StartAndDialContext(vppCtx, vpphelper.WithRootDir(rootDir))
+	socket := filepath.Join("/", rootDir, "var/run/vpp/api.sock")
 	defer func() {
 		if err != nil {
 			stopVPP()
 		}
+		if vppclock.Misstarted(err) {
+			<-exited
+		}
 	}()
-	conn, exited := vpphelper.StartAndDialContext(vppCtx, vpphelper.WithRootDir(rootDir))
-	socket := filepath.Join("/", rootDir, "var/run/vpp/api.sock")
 	if conn == nil {
 		return nil, fmt.Errorf("starting %s failed: %v", binary, <-exited)
 	}
+	if err = probe(ctx, conn, binary, socket, exited, timeout); err != nil {
+		return nil, err
+	}
+	if err = checkClock(ctx, conn); err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", binary, socket, err)
+	}
+	return &Connection{Connection: conn, Socket: socket, Exited: exited}, nil
+}
+
+// probe waits, at most timeout, for VPP to answer its version. A VPP that created its socket
+// but has not answered answerBound later is taken for a vppclock.Misstart.
+func probe(ctx context.Context, conn api.Connection, binary, socket string, exited <-chan error, timeout time.Duration) error {
+	started := time.Now()
 	probeCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	probed := make(chan error, 1)
@@ -173,14 +211,16 @@ func startLocal(ctx, lifetime context.Context, binary, rootDir string, timeout t
 	}()
 	select {
 	case err := <-exited:
-		return nil, fmt.Errorf("%s exited before answering on %s: %v", binary, socket, err)
+		return fmt.Errorf("%s exited before answering on %s: %v", binary, socket, err)
 	case err := <-probed:
-		if err != nil {
-			if errors.Is(err, context.DeadlineExceeded) {
-				return nil, fmt.Errorf("%s did not answer on %s within %s", binary, socket, timeout)
-			}
-			return nil, fmt.Errorf("%s did not answer on %s: %v", binary, socket, err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%s did not answer on %s within %s", binary, socket, timeout)
 		}
+		if err != nil {
+			return fmt.Errorf("%s did not answer on %s: %v", binary, socket, err)
+		}
+		return nil
+	case <-silentSince(probeCtx, socket, started, answerBound):
+		return vppclock.Misstart{Err: fmt.Errorf("%s did not answer on %s within %s of creating it, as a VPP that misread its clock at start-up does", binary, socket, answerBound)}
 	}
-	return &Connection{Connection: conn, Socket: socket, Exited: exited}, nil
 }

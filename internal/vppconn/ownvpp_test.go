@@ -2,6 +2,7 @@ package vppconn_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/networkservicemesh/govpp/binapi/vpe"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/vppclock"
 	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
 	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
 )
@@ -96,4 +98,40 @@ func TestOwnVPPCrashIsReportedAtOnceAndAFreshOneStarts(t *testing.T) {
 	require.NoError(t, err, "a fresh VPP must answer where the crashed one was")
 	stop()
 	requireEnded(t, again)
+}
+
+// A VPP the forwarder starts may misread its clock (internal/vppclock) and stop answering new
+// clients within seconds; Connect ends that run and starts another instead of handing it on.
+func TestOwnVPPThatMisreadsItsClockIsStartedAgain(t *testing.T) {
+	root, _ := realvpp.OwnVPPRootRunning(t, "misread", realvpp.MisclockingBinary(t, realvpp.Require(t), 1))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	conn, stop := startOwnVPP(ctx, t, root)
+
+	require.Len(t, realvpp.OwnVPPPids(t, root), 1, "the misread run is gone, with its launcher; one VPP runs")
+	require.NoError(t, vppclock.Check(ctx, conn), "the VPP handed on keeps the kernel's time")
+	_, err := vpe.NewServiceClient(conn).ShowVersion(ctx, &vpe.ShowVersion{})
+	require.NoError(t, err)
+	stop()
+	requireEnded(t, conn)
+}
+
+// Three misread runs in a row fail Connect, which names the clock, and leave no VPP behind.
+func TestOwnVPPThatKeepsMisreadingItsClockFailsToConnect(t *testing.T) {
+	root, _ := realvpp.OwnVPPRootRunning(t, "misreads", realvpp.MisclockingBinary(t, realvpp.Require(t), 3))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lifetime, stop := context.WithCancel(context.Background())
+	defer stop()
+
+	_, err := vppconn.Connect(ctx, filepath.Join(root, "var/run/vpp/external/vpp-api.sock"), vppconn.WithRootDir(root), vppconn.WithLifetime(lifetime))
+
+	// The last run's reason: its clock off pace, or silence, at the version or at the clock.
+	var offPace *vppclock.Error
+	if !errors.As(err, &offPace) {
+		require.ErrorContains(t, err, "as a VPP that misread its clock at start-up does")
+	}
+	require.Eventually(t, func() bool { return len(realvpp.OwnVPPPids(t, root)) == 0 }, 5*time.Second, 50*time.Millisecond,
+		"VPPs left running: %v", realvpp.OwnVPPPids(t, root))
 }

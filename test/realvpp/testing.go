@@ -3,8 +3,10 @@ package realvpp
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +57,12 @@ func StartForTest(t testing.TB, o Options) *VPP {
 	if err != nil {
 		t.Fatalf("starting real VPP: %v", err)
 	}
+	for _, reason := range vpp.Discarded {
+		t.Logf("started real VPP again: %v", reason)
+	}
+	if vpp.Misclocked != nil {
+		t.Logf("kept real VPP as asked, though: %v", vpp.Misclocked)
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("real VPP %s (pid %d, %s), last lines:\n%s", vpp.Prefix, vpp.Pid(), vpp.State(), vpp.OutputTail(30))
@@ -93,6 +101,26 @@ func SweepStale() error {
 	return errors.Join(errs...)
 }
 
+// OwnRuns lists the prefixes of this process's VPP runs that still have something on the
+// machine: shared-memory segments, a namespace or a runtime directory.
+func OwnRuns() ([]string, error) {
+	own := prefixBase + strconv.Itoa(os.Getpid()) + "-"
+	runs := map[string]bool{}
+	for _, dir := range []string{shmDir, "/var/run/netns", os.TempDir()} {
+		entries, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, entry := range entries {
+			if rest, ok := strings.CutPrefix(entry.Name(), own); ok {
+				run, _, _ := strings.Cut(rest, "-")
+				runs[own+run] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(runs)), nil
+}
+
 func deadRun(name string) bool {
 	rest, ok := strings.CutPrefix(name, prefixBase)
 	if !ok {
@@ -103,6 +131,9 @@ func deadRun(name string) bool {
 	return err == nil && pid > 0 && syscall.Kill(pid, 0) == syscall.ESRCH
 }
 
+// ownVPPConfig is where vpphelper reads VPP's start-up configuration, under its root.
+const ownVPPConfig = "etc/vpp/helper/vpp.conf"
+
 // OwnVPPRoot lays out what the forwarder's own-VPP mode finds in the stock image, under a root
 // directory of its own (vppconn.WithRootDir): `vpp` on PATH (the real one, for the rest of the
 // test) and, at <root>/etc/vpp/helper/vpp.conf, this VPP build's start-up configuration with its
@@ -111,7 +142,12 @@ func deadRun(name string) bool {
 // when the test ends, with whatever a killed VPP left.
 func OwnVPPRoot(t *testing.T, name string) (string, Layout) {
 	t.Helper()
-	binary := Require(t)
+	return OwnVPPRootRunning(t, name, Require(t))
+}
+
+// OwnVPPRootRunning is OwnVPPRoot with binary as the `vpp` on PATH (MisclockingBinary's, say).
+func OwnVPPRootRunning(t *testing.T, name, binary string) (string, Layout) {
+	t.Helper()
 	bin := t.TempDir()
 	if err := os.Symlink(binary, filepath.Join(bin, "vpp")); err != nil {
 		t.Fatal(err)
@@ -125,7 +161,7 @@ func OwnVPPRoot(t *testing.T, name string) (string, Layout) {
 	if err == nil {
 		err = layout.WriteConfig()
 	}
-	config := filepath.Join(root, "etc/vpp/helper/vpp.conf")
+	config := filepath.Join(root, ownVPPConfig)
 	if err == nil {
 		err = os.MkdirAll(filepath.Dir(config), 0o755)
 	}
@@ -148,20 +184,31 @@ func OwnVPPRoot(t *testing.T, name string) (string, Layout) {
 // root; the test fails when there is none.
 func OwnVPPPid(t *testing.T, root string) int {
 	t.Helper()
-	config := filepath.Join(root, "etc/vpp/helper/vpp.conf")
+	pids := OwnVPPPids(t, root)
+	if len(pids) == 0 {
+		t.Fatalf("no VPP runs with %s", filepath.Join(root, ownVPPConfig))
+	}
+	return pids[0]
+}
+
+// OwnVPPPids are the processes running with the configuration OwnVPPRoot wrote under root: every
+// VPP started there that still runs, and whatever launched one (MisclockingBinary's strace).
+func OwnVPPPids(t *testing.T, root string) []int {
+	t.Helper()
+	config := filepath.Join(root, ownVPPConfig)
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var pids []int
 	for _, entry := range entries {
 		pid, convErr := strconv.Atoi(entry.Name())
 		if convErr != nil {
 			continue
 		}
 		if cmdline, _ := os.ReadFile(filepath.Join("/proc", entry.Name(), "cmdline")); strings.Contains(string(cmdline), config) {
-			return pid
+			pids = append(pids, pid)
 		}
 	}
-	t.Fatalf("no VPP runs with %s", config)
-	return 0
+	return pids
 }

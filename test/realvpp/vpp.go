@@ -16,6 +16,8 @@ import (
 
 	"go.fd.io/govpp"
 	"golang.org/x/sys/unix"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/vppclock"
 )
 
 // prefixBase starts the prefix, runtime directory and namespace of every VPP Start runs; the
@@ -30,6 +32,9 @@ const (
 	// busy compiling.
 	readyTimeout = 30 * time.Second
 	stopGrace    = 10 * time.Second
+	// ClockAttempts bounds how often Start runs VPP to get one whose clock is right; a stall
+	// right at VPP's clock estimate is rare, so a second start nearly always does.
+	ClockAttempts = 3
 )
 
 // Options say what to run and where.
@@ -42,6 +47,10 @@ type Options struct {
 	// InCallerNetns runs VPP in the caller's namespace, as VPP shares the forwarder's pod: the
 	// veth kernel mechanism leaves the forwarder's end of each pair there for VPP to bind.
 	InCallerNetns bool
+	// KeepMisclocked runs VPP once and returns it even when it misread its clock at start-up
+	// (Misclocked says so), for tests of what a client of such a VPP sees. Stop kills it at once:
+	// it ignores SIGTERM.
+	KeepMisclocked bool
 }
 
 // VPP is a running VPP.
@@ -54,15 +63,39 @@ type VPP struct {
 	output   string
 	done     chan struct{}
 	waitErr  error
+	// Discarded says why Start threw away earlier runs of this VPP (see vppclock).
+	Discarded []error
+	// Misclocked says why Start would have run this VPP again had Options.KeepMisclocked not kept
+	// it (a vppclock.Misstart); nil when its clock keeps the kernel's pace.
+	Misclocked error
 }
 
-// Start runs VPP with a fresh layout and returns once its API answers.
-func Start(ctx context.Context, o Options) (v *VPP, err error) {
+// Start runs VPP with a fresh layout and returns once its API answers with a clock that keeps
+// the kernel's pace. A VPP that misread its clock at start-up (vppclock) is killed, swept and
+// started again, up to ClockAttempts times in all; Discarded says why. With KeepMisclocked it is
+// kept instead, and Misclocked says why it would have been started again.
+func Start(ctx context.Context, o Options) (*VPP, error) {
 	if o.Binary == "" {
-		if o.Binary, err = Find(); err != nil {
+		binary, err := Find()
+		if err != nil {
 			return nil, err
 		}
+		o.Binary = binary
 	}
+	var discarded []error
+	for {
+		v, err := startOnce(ctx, o)
+		if o.KeepMisclocked || !vppclock.Misstarted(err) || len(discarded)+1 == ClockAttempts {
+			if v != nil {
+				v.Discarded = discarded
+			}
+			return v, err
+		}
+		discarded = append(discarded, err)
+	}
+}
+
+func startOnce(ctx context.Context, o Options) (v *VPP, err error) {
 	layout, err := NewLayout("", strconv.FormatInt(started.Add(1), 10))
 	if err != nil {
 		return nil, err
@@ -73,6 +106,9 @@ func Start(ctx context.Context, o Options) (v *VPP, err error) {
 	v = &VPP{Layout: layout, Netns: o.Netns, output: filepath.Join(layout.Dir, "vpp.out"), done: make(chan struct{})}
 	defer func() {
 		if err != nil {
+			// A VPP that failed to start is of no use ended gracefully; one with a misread clock
+			// ignores SIGTERM.
+			v.signal(syscall.SIGKILL)
 			err = errors.Join(err, v.Stop())
 			v = nil
 		}
@@ -93,7 +129,10 @@ func Start(ctx context.Context, o Options) (v *VPP, err error) {
 	if err = v.launch(o.Binary); err != nil {
 		return v, err
 	}
-	return v, v.waitReady(ctx)
+	if err = v.waitReady(ctx); o.KeepMisclocked && vppclock.Misstarted(err) {
+		v.Misclocked, err = err, Unpin(v.Pid())
+	}
+	return v, err
 }
 
 func (v *VPP) launch(binary string) error {
@@ -134,7 +173,10 @@ func (v *VPP) waitReady(ctx context.Context) error {
 	for {
 		if _, statErr := os.Stat(v.APISocket()); statErr == nil {
 			if conn, err := govpp.Connect(v.APISocket()); err == nil {
-				conn.Disconnect()
+				defer conn.Disconnect()
+				if err = vppclock.CheckStarted(ctx, conn); err != nil {
+					return fmt.Errorf("vpp %s: %w", v.Prefix, err)
+				}
 				return Unpin(v.cmd.Process.Pid)
 			}
 		}
@@ -176,6 +218,9 @@ func (v *VPP) Kill() {
 // It may be called more than once.
 func (v *VPP) Stop() error {
 	var errs []error
+	if v.Misclocked != nil {
+		v.signal(syscall.SIGKILL)
+	}
 	if v.cmd != nil && v.cmd.Process != nil {
 		v.signal(syscall.SIGTERM)
 		select {
@@ -199,6 +244,9 @@ func (v *VPP) Stop() error {
 }
 
 func (v *VPP) signal(sig syscall.Signal) {
+	if v.cmd == nil || v.cmd.Process == nil {
+		return
+	}
 	select {
 	case <-v.done:
 	default:

@@ -2,6 +2,7 @@ package vppsim_test
 
 import (
 	"context"
+	"regexp"
 	"testing"
 	"time"
 
@@ -23,10 +24,12 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/l3xc"
 	"github.com/networkservicemesh/govpp/binapi/memif"
 	"github.com/networkservicemesh/govpp/binapi/ping"
+	"github.com/networkservicemesh/govpp/binapi/vlib"
 	"github.com/networkservicemesh/govpp/binapi/vpe"
 	"github.com/networkservicemesh/govpp/binapi/vxlan"
 	"github.com/networkservicemesh/govpp/binapi/wireguard"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/vppclock"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
@@ -332,3 +335,42 @@ func TestDeletedInterfaceKeepsItsStaticNeighbours(t *testing.T) {
 			vpp.Neighbors(t, ^uint32(0)))
 	})
 }
+
+// VPP's CLI through the API (cli_inband): `show clock` as the forwarder's start-up check reads it,
+// and a command VPP does not know, which VPP answers with UNSPECIFIED and says where it stopped.
+func TestCLIAnswersAsVPP(t *testing.T) {
+	vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
+		vpp := vpptest.Start(t, backend, nil)
+		ctx := callContext(t)
+		clock := &vlib.CliInbandReply{}
+		require.NoError(t, vpp.Invoke(ctx, &vlib.CliInband{Cmd: "show clock"}, clock))
+		require.Zero(t, clock.Retval)
+		answer := showClockAnswer.FindStringSubmatch(clock.Reply)
+		require.NotNil(t, answer, "show clock answered %q", clock.Reply)
+		date, err := time.Parse("Mon, 02 Jan 2006 15:04:05", answer[1])
+		require.NoError(t, err)
+		require.WithinDuration(t, time.Now().UTC(), date, 2*time.Second, "the date is the kernel's, in GMT")
+		require.NoError(t, vppclock.Check(ctx, vpp), "VPP's clock keeps the kernel's pace")
+
+		for _, c := range []struct{ command, reply string }{
+			{"show nonsense", "show: unknown input `nonsense'\n"},
+			{"nonsense", "unknown input `nonsense'\n"},
+			{"  nonsense  ", "unknown input `  nonsense'\n"},
+			{" show \t nonsense ", "show: unknown input `\\t nonsense'\n"},
+			{"show nonsense-that-no-vpp-has-ever-had at all", "show: unknown input `nonsense-that-no-vpp-has-ever-...'\n"},
+		} {
+			unknown := &vlib.CliInbandReply{}
+			require.NoError(t, vpp.Invoke(ctx, &vlib.CliInband{Cmd: c.command}, unknown))
+			require.Equal(t, int32(api.UNSPECIFIED), unknown.Retval, c.command)
+			require.Equal(t, c.reply, unknown.Reply, c.command)
+		}
+	})
+}
+
+// showClockAnswer is VPP v24.10's answer to `show clock` without workers: seconds since start-up
+// without a zero before the point below one second, the date; the main thread's line.
+var showClockAnswer = regexp.MustCompile(`^Time now (?:[1-9][0-9]*)?\.[0-9]{6}, ([A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9:]{8}) GMT
+Time last barrier release 0\.000000000
+0: Time now (?:[1-9][0-9]*)?\.[0-9]{6}
+Thread 0 offset 0\.000000000 error 0\.000000000
+$`)

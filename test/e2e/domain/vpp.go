@@ -18,6 +18,7 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	"github.com/networkservicemesh/govpp/binapi/vlib"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/vppclock"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
 	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
 )
@@ -74,25 +75,51 @@ func (d *Domain) startVPP(ctx context.Context, node *Node, dir string) (err erro
 	if node.VPP, err = process.Start(spec); err != nil {
 		return err
 	}
-	if err = waitAnswering(ctx, node.VPP, node.APISocket); err != nil {
-		return err
-	}
 	if d.RealVPP() {
-		if err = realvpp.Unpin(node.VPP.Pid()); err != nil {
-			return err
-		}
+		err = awaitRealVPP(ctx, node)
+	} else {
+		err = waitAnswering(ctx, node.VPP, node.APISocket, nil)
+	}
+	if err != nil {
+		return err
 	}
 	return giveUplinkToVPP(ctx, node)
 }
 
-// waitAnswering waits until p answers VPP's API on socket.
-func waitAnswering(ctx context.Context, p *process.Process, socket string) error {
+// awaitRealVPP waits until node's VPP answers with a clock that keeps the kernel's pace, and
+// unpins it. A VPP that misread its clock at start-up stops answering within seconds
+// (vppclock): it is killed, swept and run again, as realvpp.Start does.
+func awaitRealVPP(ctx context.Context, node *Node) error {
+	for attempt := 1; ; attempt++ {
+		err := waitAnswering(ctx, node.VPP, node.APISocket, vppclock.CheckStarted)
+		if !vppclock.Misstarted(err) || attempt == realvpp.ClockAttempts {
+			if err != nil {
+				return err
+			}
+			return realvpp.Unpin(node.VPP.Pid())
+		}
+		node.VPP.Kill()
+		if err = node.VPPLayout.Sweep(); err != nil {
+			return err
+		}
+		if node.VPP, err = node.VPP.Respawn(); err != nil {
+			return err
+		}
+	}
+}
+
+// waitAnswering waits until p answers VPP's API on socket; then check, when set, runs on that
+// first connection.
+func waitAnswering(ctx context.Context, p *process.Process, socket string, check func(context.Context, api.Connection) error) error {
 	return poll(ctx, p, func() (bool, error) {
 		conn, err := govpp.Connect(socket)
 		if err != nil {
 			return false, nil
 		}
-		conn.Disconnect()
+		defer conn.Disconnect()
+		if check != nil {
+			return true, check(ctx, conn)
+		}
 		return true, nil
 	}, "%s never answered on %s", p.Name(), socket)
 }

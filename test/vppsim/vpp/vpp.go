@@ -3,6 +3,7 @@ package vpp
 import (
 	"log/slog"
 	"sync"
+	"time"
 
 	"go.fd.io/govpp/api"
 
@@ -40,6 +41,8 @@ type VPP struct {
 
 	// memifSeed is VPP's random_u32 state for memif socket IDs.
 	memifSeed uint32
+	// started is when this VPP began: `show clock` counts from it.
+	started time.Time
 }
 
 // New returns an empty VPP whose af_packet and VXLAN sockets live in ownNetns (a path;
@@ -52,6 +55,7 @@ func New(ownNetns string, log *slog.Logger) *VPP {
 		subscribers: make(map[*server.Session]uint32),
 		eventsFor:   make(map[string]map[*server.Session]uint32),
 		macs:        make(map[uint32]macTable),
+		started:     time.Now(),
 	}
 	v.plane = dataplane.New(ownNetns, v, log)
 	v.registerInterfaces()
@@ -64,6 +68,7 @@ func New(ownNetns string, log *slog.Logger) *VPP {
 	v.registerACL()
 	v.registerRecorded()
 	v.registerIkev2()
+	v.registerCLI()
 	return v
 }
 
