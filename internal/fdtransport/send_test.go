@@ -1,6 +1,7 @@
 package fdtransport_test
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -33,5 +34,50 @@ func TestSentDescriptorIsNotReportedAtOnce(t *testing.T) {
 		require.False(t, open, "a successful send reports nothing")
 	case <-time.After(5 * time.Second):
 		t.Fatal("a successful send was never reported")
+	}
+}
+
+// grpcfd's SendFilename closes its file twice, once at once and once when the descriptor has gone,
+// and reports the second close's error as the send's: an endpoint's sendfd that sees it in time
+// fails a Request whose answer was fine. Ours closes the file once and reports nothing.
+func TestSentFilenameIsClosedOnceWhereGrpcfdReportsItsSecondClose(t *testing.T) {
+	stock, ours := stockToOurs(t)
+	for _, pair := range []struct {
+		name     string
+		from, to endpoint
+		wantErr  error
+	}{
+		{"grpcfd", stock, ours, os.ErrClosed},
+		{"ours", ours, stock, nil},
+	} {
+		t.Run(pair.name, func(t *testing.T) {
+			filename := newFile(t, pair.name)
+			sent := pair.from.SendFilename(filename)
+			_, err := pair.from.Write([]byte{0})
+			require.NoError(t, err)
+			_, err = pair.to.Read(make([]byte, 1))
+			require.NoError(t, err)
+			requireSameFile(t, filename, claim(t, pair.to, filename, time.Second))
+
+			var reported []error
+			for waited := time.After(5 * time.Second); ; {
+				select {
+				case err, open := <-sent:
+					if open {
+						reported = append(reported, err)
+						continue
+					}
+				case <-waited:
+					t.Fatal("the send was never reported")
+				}
+				break
+			}
+			if pair.wantErr == nil {
+				require.Empty(t, reported)
+				return
+			}
+			require.Len(t, reported, 1)
+			require.ErrorIs(t, reported[0], pair.wantErr)
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package xconnect_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +180,56 @@ func testKernelRefreshKeepsTheDataPath(t *testing.T, backend vpptest.Backend) {
 	require.NoError(t, vppsimtest.Ping(nsc, nscIP, nseIP, 5*time.Second))
 	h.close(t, conn)
 	h.vpp.requireOnlyUplink(t)
+}
+
+// An endpoint can fail a Request after answering it (its sendfd failing to send its namespace
+// back, say); the client heals by sending the same Request again, which must go through.
+func TestRequestAfterAFailedAnswerGoesThrough(t *testing.T) {
+	vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
+		nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
+		hop := kernelNextHop(nseNS, "nse-1")
+		hop.failAnswers.Store(1)
+		h := newHarness(t, backend, kindOn(backend), hop)
+
+		ctx, cancel := context.WithTimeout(h.ctx, 20*time.Second)
+		defer cancel()
+		_, err := h.nsmgr.Request(ctx, kernelRequest("conn-retry", nscNS, "nsc-1", payload.IP))
+		require.ErrorContains(t, err, "answer failed on its way back")
+
+		conn := h.request(t, kernelRequest("conn-retry", nscNS, "nsc-1", payload.IP))
+		requireBothEndsThenNothingAfterClose(t, h, conn, nscNS, nseNS)
+	})
+}
+
+// The same for a refresh: the endpoint fails its answer to one, and the client's next refresh
+// must go through, on the connection's existing kernel ends.
+func TestRefreshAfterAFailedAnswerGoesThrough(t *testing.T) {
+	vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
+		nscNS, nseNS := newTestNetNS(t), newTestNetNS(t)
+		hop := kernelNextHop(nseNS, "nse-1")
+		h := newHarness(t, backend, kindOn(backend), hop)
+		conn := h.request(t, kernelRequest("conn-refresh", nscNS, "nsc-1", payload.IP))
+
+		hop.failAnswers.Store(1)
+		refresh := kernelRequest("conn-refresh", nscNS, "nsc-1", payload.IP)
+		refresh.Connection = conn.Clone()
+		ctx, cancel := context.WithTimeout(h.ctx, 20*time.Second)
+		defer cancel()
+		_, err := h.nsmgr.Request(ctx, refresh.Clone())
+		require.ErrorContains(t, err, "answer failed on its way back")
+
+		conn = h.request(t, refresh.Clone())
+		requireBothEndsThenNothingAfterClose(t, h, conn, nscNS, nseNS)
+	})
+}
+
+// requireBothEndsThenNothingAfterClose checks conn's kernel ends, nsc-1 and nse-1, then closes it
+// and checks both are gone.
+func requireBothEndsThenNothingAfterClose(t *testing.T, h *harness, conn *networkservice.Connection, nscNS, nseNS string) {
+	t.Helper()
+	requireKernelEnd(t, nscNS, "nsc-1", "server-"+conn.GetId(), nscAddress)
+	requireKernelEnd(t, nseNS, "nse-1", "client-"+conn.GetId(), nseAddress)
+	h.close(t, conn)
+	require.Nil(t, linkIn(t, nscNS, "nsc-1"), "client end left behind")
+	require.Nil(t, linkIn(t, nseNS, "nse-1"), "endpoint end left behind")
 }

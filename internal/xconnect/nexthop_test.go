@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edwarnicke/grpcfd"
 	"github.com/golang/protobuf/ptypes/empty"
 	"github.com/pkg/errors"
 	"github.com/stretchr/testify/require"
@@ -21,9 +20,12 @@ import (
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/recvfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 	"github.com/networkservicemesh/sdk/pkg/tools/sandbox"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/fdtransport"
 )
 
 // nextHop is the endpoint the forwarder connects onward to. It accepts the first offered mechanism
@@ -40,6 +42,9 @@ type nextHop struct {
 	monitorCutDelay   time.Duration
 	monitorStreams    atomic.Int32
 	requests          atomic.Int32
+	// failAnswers is how many Requests, from the first, the next hop fails after answering them,
+	// as an endpoint whose sendfd could not send its namespace back does.
+	failAnswers atomic.Int32
 
 	// kill stops serving as a SIGKILL does: open streams break and the socket stays, refusing.
 	kill func()
@@ -89,10 +94,13 @@ func (h *nextHop) serve(ctx context.Context, t *testing.T) *url.URL {
 	if unixListener, ok := listener.(*net.UnixListener); ok {
 		unixListener.SetUnlinkOnClose(false)
 	}
-	server := grpc.NewServer(grpc.Creds(grpcfd.TransportCredentials(insecure.NewCredentials())))
+	// Not grpcfd: its SendFilename closes the file twice and now and then reports the second
+	// close as the send's error, failing the next hop's answer at random (see internal/fdtransport).
+	// A failed answer is tested on purpose, with failAnswers.
+	server := grpc.NewServer(grpc.Creds(fdtransport.TransportCredentials(insecure.NewCredentials())))
 	ep := endpoint.NewServer(ctx, sandbox.GenerateTestToken,
 		endpoint.WithName("next-hop"),
-		endpoint.WithAdditionalFunctionality(sendfd.NewServer(), h),
+		endpoint.WithAdditionalFunctionality(recvfd.NewServer(), &answerFailer{hop: h}, sendfd.NewServer(), h),
 	)
 	networkservice.RegisterNetworkServiceServer(server, ep)
 	networkservice.RegisterMonitorConnectionServer(server, &cuttingMonitor{MonitorConnectionServer: ep, hop: h})
@@ -120,4 +128,21 @@ func (m *cuttingMonitor) MonitorConnections(selector *networkservice.MonitorScop
 	case <-time.After(m.hop.monitorCutDelay):
 		return status.Error(codes.Unavailable, "idle stream cut")
 	}
+}
+
+type answerFailer struct {
+	hop *nextHop
+}
+
+func (f *answerFailer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
+	conn, err := next.Server(ctx).Request(ctx, request)
+	if err == nil && f.hop.failAnswers.Add(-1) >= 0 {
+		// As sdk's sendfd server fails: the rest of the endpoint keeps what it set up.
+		return nil, errors.New("next hop: answer failed on its way back")
+	}
+	return conn, err
+}
+
+func (f *answerFailer) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
+	return next.Server(ctx).Close(ctx, conn)
 }

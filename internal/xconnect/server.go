@@ -26,7 +26,6 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/filtermechanisms"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanismpriority"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanismtranslation"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/roundrobin"
 	"github.com/networkservicemesh/sdk/pkg/tools/token"
@@ -57,6 +56,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/registrylookup"
 	"github.com/nsmfwd/forwarder-vpp/internal/replyfd"
 	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
+	"github.com/nsmfwd/forwarder-vpp/internal/requestfd"
 	"github.com/nsmfwd/forwarder-vpp/internal/restore"
 )
 
@@ -171,7 +171,7 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		pinhole.NewClient(vppConn, pinhole.WithSharedMutex(pinholeMutex)),
 		recvnetns.NewClient(),
 		nsmonitor.NewClient(ctx),
-		sendfd.NewClient(),
+		requestfd.NewClient(),
 		recvnetns.NewWireClient(),
 	}
 	return client.NewClient(ctx,
