@@ -9,6 +9,8 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/registry/common/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/registry/core/chain"
 	"github.com/networkservicemesh/sdk/pkg/tools/grpcutils"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/findretry"
 )
 
 // Clients are the network service and endpoint registry clients on one connection to the nsmgr.
@@ -32,6 +34,9 @@ func New(ctx context.Context, nsmgrURL *url.URL, opts ...Option) (*Clients, erro
 	return &Clients{
 		NetworkServices: chain.NewNetworkServiceRegistryClient(registry.NewNetworkServiceRegistryClient(cc)),
 		NetworkServiceEndpoints: chain.NewNetworkServiceEndpointRegistryClient(
+			// Before recvfd: the nsmgr's sendfd may fail a Find while passing a URL's descriptor,
+			// and more often so on a connection shared by many Finds.
+			findretry.NewNetworkServiceEndpointRegistryClient(),
 			// Endpoint URLs arrive as descriptors; recvfd keeps one per endpoint, so that an
 			// endpoint's URL stays the same from one Find to the next.
 			recvfd.NewNetworkServiceEndpointRegistryClient(),

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edwarnicke/grpcfd"
+	"github.com/golang/protobuf/ptypes/empty"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
@@ -25,6 +26,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/registry/common/recvfd"
 	"github.com/networkservicemesh/sdk/pkg/registry/common/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/registry/core/chain"
+	"github.com/networkservicemesh/sdk/pkg/registry/core/next"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/recvnetns/recvnetnstest"
 	"github.com/nsmfwd/forwarder-vpp/internal/registrylookup"
@@ -42,8 +44,12 @@ type fakeNSMgr struct {
 	socket      string
 	endpointURL *url.URL
 	connections atomic.Int32
-	server      *grpc.Server
-	served      chan struct{}
+	// sendFaults is how many endpoint answers still fail after their descriptor was queued, as
+	// grpcfd's second close fails them in sdk's sendfd; finds counts the endpoint Finds served.
+	sendFaults atomic.Int32
+	finds      atomic.Int32
+	server     *grpc.Server
+	served     chan struct{}
 }
 
 func startNSMgr(t *testing.T, socket string, endpointURL *url.URL) *fakeNSMgr {
@@ -58,7 +64,7 @@ func startNSMgr(t *testing.T, socket string, endpointURL *url.URL) *fakeNSMgr {
 	require.NoError(t, err)
 	_, err = nss.Register(context.Background(), &registry.NetworkService{Name: service})
 	require.NoError(t, err)
-	registry.RegisterNetworkServiceEndpointRegistryServer(m.server, chain.NewNetworkServiceEndpointRegistryServer(sendfd.NewNetworkServiceEndpointRegistryServer(), nses))
+	registry.RegisterNetworkServiceEndpointRegistryServer(m.server, chain.NewNetworkServiceEndpointRegistryServer(&sendFaultInjector{m}, sendfd.NewNetworkServiceEndpointRegistryServer(), nses))
 	registry.RegisterNetworkServiceRegistryServer(m.server, nss)
 	go func() {
 		defer close(m.served)
@@ -71,6 +77,36 @@ func startNSMgr(t *testing.T, socket string, endpointURL *url.URL) *fakeNSMgr {
 func (m *fakeNSMgr) stop() {
 	m.server.Stop()
 	<-m.served
+}
+
+// sendFaultInjector stands in front of sdk's sendfd server and fails an answer the way grpcfd's
+// double close does: the descriptor is queued on the connection, the answer is not sent, and the
+// Find ends with an error that carries no gRPC code.
+type sendFaultInjector struct{ nsmgr *fakeNSMgr }
+
+func (i *sendFaultInjector) Register(ctx context.Context, nse *registry.NetworkServiceEndpoint) (*registry.NetworkServiceEndpoint, error) {
+	return next.NetworkServiceEndpointRegistryServer(ctx).Register(ctx, nse)
+}
+
+func (i *sendFaultInjector) Find(query *registry.NetworkServiceEndpointQuery, server registry.NetworkServiceEndpointRegistry_FindServer) error {
+	i.nsmgr.finds.Add(1)
+	return next.NetworkServiceEndpointRegistryServer(server.Context()).Find(query, &faultySend{server, i.nsmgr})
+}
+
+func (i *sendFaultInjector) Unregister(ctx context.Context, nse *registry.NetworkServiceEndpoint) (*empty.Empty, error) {
+	return next.NetworkServiceEndpointRegistryServer(ctx).Unregister(ctx, nse)
+}
+
+type faultySend struct {
+	registry.NetworkServiceEndpointRegistry_FindServer
+	nsmgr *fakeNSMgr
+}
+
+func (s *faultySend) Send(resp *registry.NetworkServiceEndpointResponse) error {
+	if s.nsmgr.sendFaults.Add(-1) >= 0 {
+		return errors.New("failed to send a file " + s.nsmgr.endpointURL.Path + ", the file probably doesn't exist: close " + s.nsmgr.endpointURL.Path + ": file already closed")
+	}
+	return s.NetworkServiceEndpointRegistry_FindServer.Send(resp)
 }
 
 type connectionCounter struct{ count *atomic.Int32 }
@@ -154,6 +190,21 @@ func TestFindsShareOneConnection(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.EqualValues(t, 1, nsmgr.connections.Load(), "connections the nsmgr accepted for 40 Finds")
+}
+
+// The nsmgr's sendfd fails an answer now and then on a connection that carries other calls
+// (grpcfd's double close); the forwarder asks again instead of reading an empty list.
+func TestFindTheNSMgrFailedWhilePassingTheDescriptorIsAskedAgain(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	nsmgr := startNSMgr(t, filepath.Join(t.TempDir(), "nsmgr.sock"), endpointSocket(t))
+	nsmgr.sendFaults.Store(2)
+	clients := newClients(t, ctx, nsmgr.socket)
+	found, err := findEndpointURL(ctx, clients)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(found, "unix:///proc/"), "endpoint URL %q is not a received descriptor", found)
+	require.EqualValues(t, 3, nsmgr.finds.Load(), "endpoint Finds the nsmgr served")
+	require.EqualValues(t, 1, nsmgr.connections.Load())
 }
 
 // What the package replaces: sdk's registry client, as the stock forwarder discovers with it,

@@ -6,6 +6,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/test/leaktest"
 )
 
+// The fake nsmgr sends endpoint URLs over grpcfd, as a stock nsmgr does.
 func TestMain(m *testing.M) {
-	leaktest.VerifyTestMain(m)
+	leaktest.VerifyTestMain(m, leaktest.GrpcfdQueuedSend)
 }

@@ -1,0 +1,11 @@
+package findretry_test
+
+import (
+	"testing"
+
+	"github.com/nsmfwd/forwarder-vpp/test/leaktest"
+)
+
+func TestMain(m *testing.M) {
+	leaktest.VerifyTestMain(m)
+}
