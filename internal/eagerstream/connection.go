@@ -67,6 +67,9 @@ type stream struct {
 	pingsSent int  // control pings sent on the stream
 	pingsSeen int  // their replies read
 	flushable bool // every request came from pingPath's binapi tree
+	// requestAfterPing is whether a request went out after the last control ping: VPP may still
+	// owe its reply even once every ping was answered.
+	requestAfterPing bool
 }
 
 func (s *stream) Context() context.Context {
@@ -79,9 +82,11 @@ func (s *stream) SendMsg(msg api.Message) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, isPing := msg.(*memclnt.ControlPing); isPing {
+	_, isPing := msg.(*memclnt.ControlPing)
+	if isPing {
 		s.pingsSent++
 	}
+	s.requestAfterPing = !isPing
 	s.flushable = s.flushable && binapiPath(msg) == pingPath
 	if !s.started && !s.closed {
 		s.started = true
@@ -168,10 +173,13 @@ func (s *stream) Close() error {
 }
 
 // flush sends a control ping and waits, up to flushTimeout, for the reader to see its reply and
-// every reply sent before it.
+// every reply sent before it. A stream whose last request was a control ping that was answered
+// (a dump read to its end, as binapi's dump clients end each dump with a ping) is owed nothing,
+// and is not flushed: each such dump paid one more round trip to VPP.
 func (s *stream) flush() {
 	s.mu.Lock()
-	flushable := s.flushable && s.readErr == nil
+	owed := s.requestAfterPing || s.pingsSeen < s.pingsSent
+	flushable := s.flushable && s.readErr == nil && owed
 	s.mu.Unlock()
 	if !flushable || s.SendMsg(&memclnt.ControlPing{}) != nil {
 		return

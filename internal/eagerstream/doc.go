@@ -11,8 +11,10 @@
 // NewConnection reads every stream's replies as soon as govpp delivers them into a queue of its
 // own, as VPP itself queues what a client has not read yet.
 //
-// Close also drains the stream before govpp reuses its channel: it sends a control ping and reads
-// until the reply, which VPP sends after everything it owed the stream. govpp passes a closed
+// Close also drains a stream VPP may still owe replies before govpp reuses its channel: it sends a
+// control ping and reads until the reply, which VPP sends after everything it owed the stream. A
+// dump read to its end (binapi ends each dump with a ping of its own) owes nothing and costs no
+// second round trip. govpp passes a closed
 // stream's channel, with any replies still in it, to the next call, and its Invoke decodes the
 // first reply it finds as its own; a dump closed at the interface it looked for left details that
 // the next TapCreateV3 took for its reply.
