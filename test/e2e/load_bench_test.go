@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,19 +27,27 @@ const (
 	loadDefaultSizes = "10,100"
 	// loadHealTimeout bounds the wait for every connection to heal after the forwarder's restart.
 	loadHealTimeout = time.Minute
+	// loadSettle is the pause before each load, for the machine to finish with the one before.
+	loadSettle = 10 * time.Second
+	// loadTraceTime is how long E2E_LOAD_TRACE_DIR's execution trace records: a few megabytes at
+	// N=100.
+	loadTraceTime = 6 * time.Second
 )
 
 // loadFigures are what one load run measured.
 type loadFigures struct {
-	forwarder  string
-	n, clients int
-	requestsPS float64
+	forwarder         string
+	round, n, clients int
+	requestsPS        float64
 	// first and refresh are the forwarder's own time for the connections' first Requests and
 	// for their refreshes.
 	first, refresh latencies
-	rssPerConn     float64
-	goroutines     float64
-	descriptors    float64
+	// firstSamples and refreshSamples are the durations behind first and refresh, for pooling
+	// rounds.
+	firstSamples, refreshSamples []time.Duration
+	rssPerConn                   float64
+	goroutines                   float64
+	descriptors                  float64
 	// cpuPerRequest is the forwarder's processor time over its Requests, first and refresh,
 	// from the first Request to the steady state.
 	cpuPerRequest time.Duration
@@ -51,37 +60,68 @@ type loadFigures struct {
 // stock-equivalent one (test/stockforwarder): the clients connect all together, every connection
 // refreshes once, the forwarder is SIGKILLed and restarted, every connection heals, and all
 // close. It prints one row per forwarder and size, and the table of all at the end. Run with
-// -benchtime 1x: a run is one load, never repeated.
+// -benchtime 1x: a run is one load, never repeated. E2E_LOAD_ROUNDS=k runs the whole series k
+// times, the two forwarders taking turns, and ends with the rounds' latencies pooled: ten
+// connections give ten samples a round, too few to tell two forwarders apart in one.
 func BenchmarkForwarderLoad(b *testing.B) {
 	if skipReason != "" {
 		b.Skip(skipReason)
 	}
 	sizes, err := loadSizes(os.Getenv("E2E_LOAD_N"))
 	require.NoError(b, err)
+	rounds, err := loadRounds(os.Getenv("E2E_LOAD_ROUNDS"))
+	require.NoError(b, err)
+	forwarders := []domain.Forwarder{binaries.ForwarderVPP(), binaries.Stock()}
 	var rows []loadFigures
-	for _, n := range sizes {
-		for _, fwd := range []domain.Forwarder{binaries.ForwarderVPP(), binaries.Stock()} {
-			b.Run(fmt.Sprintf("%s/N=%d", fwd.Name, n), func(b *testing.B) {
-				for range b.N {
-					f := runLoad(b, fwd, n)
-					rows = append(rows, f)
-					b.ReportMetric(f.requestsPS, "req/s")
-					b.ReportMetric(ms(f.first.p50), "first-p50-ms")
-					b.ReportMetric(ms(f.first.p99), "first-p99-ms")
-					b.ReportMetric(ms(f.refresh.p50), "refresh-p50-ms")
-					b.ReportMetric(ms(f.refresh.p99), "refresh-p99-ms")
-					b.ReportMetric(f.rssPerConn/1024, "rss-KiB/conn")
-					b.ReportMetric(f.goroutines, "goroutines/conn")
-					b.ReportMetric(ms(f.cpuPerRequest), "cpu-ms/req")
-					b.ReportMetric(f.heal.Seconds(), "heal-s")
+	for round := 1; round <= rounds; round++ {
+		for _, n := range sizes {
+			for _, fwd := range turnOrder(forwarders, round) {
+				name := fmt.Sprintf("%s/N=%d", fwd.Name, n)
+				if rounds > 1 {
+					name += fmt.Sprintf("/round=%d", round)
 				}
-			})
+				b.Run(name, func(b *testing.B) {
+					for range b.N {
+						f := runLoad(b, fwd, n, round)
+						rows = append(rows, f)
+						b.ReportMetric(f.requestsPS, "req/s")
+						b.ReportMetric(ms(f.first.p50), "first-p50-ms")
+						b.ReportMetric(ms(f.first.p99), "first-p99-ms")
+						b.ReportMetric(ms(f.refresh.p50), "refresh-p50-ms")
+						b.ReportMetric(ms(f.refresh.p99), "refresh-p99-ms")
+						b.ReportMetric(f.rssPerConn/1024, "rss-KiB/conn")
+						b.ReportMetric(f.goroutines, "goroutines/conn")
+						b.ReportMetric(ms(f.cpuPerRequest), "cpu-ms/req")
+						b.ReportMetric(f.heal.Seconds(), "heal-s")
+					}
+				})
+			}
 		}
 	}
 	fmt.Print(loadTable(rows))
+	if rounds > 1 {
+		fmt.Print(pooledTable(rows, len(forwarders)))
+	}
 }
 
-func runLoad(b *testing.B, fwd domain.Forwarder, n int) loadFigures {
+// turnOrder is the forwarders in the order a round runs them: reversed every other round. In a
+// fixed order this forwarder's N=10 load always came right after stock's N=100 one (whose 100
+// clients are killed when they do not heal, and whose pods the kernel then cleans up) and stock's
+// N=10 load after this forwarder's: whatever a load leaves the machine doing weighed on one
+// forwarder only.
+func turnOrder(forwarders []domain.Forwarder, round int) []domain.Forwarder {
+	if round%2 == 1 {
+		return forwarders
+	}
+	reversed := slices.Clone(forwarders)
+	slices.Reverse(reversed)
+	return reversed
+}
+
+func runLoad(b *testing.B, fwd domain.Forwarder, n, round int) loadFigures {
+	// The previous load's pods and interfaces are gone from the harness, not yet from the
+	// kernel's clean-up.
+	time.Sleep(loadSettle)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	d := startDomain(ctx, b, loadScenario("load", &fwd, loadLifetime, loadRequestTimeout))
@@ -95,7 +135,7 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n int) loadFigures {
 	started := time.Now()
 	profiled := profileLoad(ctx, b, d, fwd, n)
 	l := startLoad(ctx, b, d, loadClientPrefix, n, loadMaxClients)
-	f := loadFigures{forwarder: fwd.Name, n: n, clients: len(l.clients)}
+	f := loadFigures{forwarder: fwd.Name, round: round, n: n, clients: len(l.clients)}
 	// Every connection refreshes once: the usage below is for connections in their steady state.
 	_, refreshed, ok := l.waitAllGranted(b, node, started, 2, loadLifetime)
 	require.True(b, ok, "%d of %d connections refreshed within %s", refreshed, n, loadLifetime)
@@ -126,6 +166,7 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n int) loadFigures {
 		seen[r.Key] = true
 	}
 	f.first, f.refresh = latenciesOf(first), latenciesOf(refresh)
+	f.firstSamples, f.refreshSamples = first, refresh
 	b.Logf("%s, N=%d: refresh in the forwarder, p50 before / after the endpoint's part: %.1f / %.1f ms",
 		fwd.Name, n, ms(percentile(refreshBefore, 50)), ms(percentile(refreshAfter, 50)))
 
@@ -151,19 +192,40 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n int) loadFigures {
 	return f
 }
 
-// profileLoad records the forwarder's CPU profile over the first loadLifetime/2 of the load, the
-// first Requests and the refreshes, into $E2E_LOAD_CPU_PROFILE_DIR/<forwarder>-N<n>.pprof when
-// that variable names a directory; the channel gives the recording's outcome.
+// profileLoad records, when E2E_LOAD_CPU_PROFILE_DIR names a directory, the forwarder's CPU
+// profile over the first loadLifetime/2 of the load (the first Requests and the refreshes) into
+// <dir>/<forwarder>-N<n>.pprof, and, when E2E_LOAD_TRACE_DIR names one, its execution trace over
+// loadTraceTime from the first refreshes on (loadLifetime/5 in) into <dir>/<forwarder>-N<n>.trace.
+// The channel gives the recordings' outcome once both are done.
 func profileLoad(ctx context.Context, b *testing.B, d *domain.Domain, fwd domain.Forwarder, n int) <-chan error {
-	done := make(chan error, 1)
-	dir := os.Getenv("E2E_LOAD_CPU_PROFILE_DIR")
-	if dir == "" {
-		done <- nil
-		return done
+	var recordings []<-chan error
+	record := func(env string, recording domain.Recording, delay, duration time.Duration, suffix string) {
+		dir := os.Getenv(env)
+		if dir == "" {
+			return
+		}
+		path := filepath.Join(dir, fmt.Sprintf("%s-N%d.%s", fwd.Name, n, suffix))
+		b.Logf("%s of %s: %s", recording, fwd.Name, path)
+		recorded := make(chan error, 1)
+		recordings = append(recordings, recorded)
+		go func() {
+			select {
+			case <-time.After(delay):
+			case <-ctx.Done():
+			}
+			recorded <- d.RecordForwarder(ctx, d.Nodes[0], recording, duration, path)
+		}()
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%s-N%d.pprof", fwd.Name, n))
-	go func() { done <- d.ForwarderCPUProfile(ctx, d.Nodes[0], loadLifetime/2, path) }()
-	b.Logf("CPU profile of %s: %s", fwd.Name, path)
+	record("E2E_LOAD_CPU_PROFILE_DIR", domain.CPUProfile, 0, loadLifetime/2, "pprof")
+	record("E2E_LOAD_TRACE_DIR", domain.ExecutionTrace, loadLifetime/5, loadTraceTime, "trace")
+	done := make(chan error, 1)
+	go func() {
+		var errs []error
+		for _, recorded := range recordings {
+			errs = append(errs, <-recorded)
+		}
+		done <- errors.Join(errs...)
+	}()
 	return done
 }
 
@@ -177,6 +239,17 @@ func requestsBefore(calls []domain.Call, forwarder string, t time.Time) int {
 		}
 	}
 	return count
+}
+
+func loadRounds(spec string) (int, error) {
+	if spec == "" {
+		return 1, nil
+	}
+	rounds, err := strconv.Atoi(strings.TrimSpace(spec))
+	if err != nil || rounds < 1 {
+		return 0, fmt.Errorf("E2E_LOAD_ROUNDS=%q: want a number of rounds such as 5", spec)
+	}
+	return rounds, nil
 }
 
 func loadSizes(spec string) ([]int, error) {
@@ -245,15 +318,15 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // loadTable is the runs side by side, as the README carries them.
 func loadTable(rows []loadFigures) string {
 	var s strings.Builder
-	s.WriteString("| N | forwarder | first Requests/s | first Request in the forwarder, p50 / p99 | refresh in the forwarder, p50 / p99 | RSS per connection | goroutines per connection | descriptors per connection | forwarder CPU per Request | all healed after SIGKILL + restart |\n")
-	s.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	s.WriteString("| round | N | forwarder | first Requests/s | first Request in the forwarder, p50 / p99 | refresh in the forwarder, p50 / p99 | RSS per connection | goroutines per connection | descriptors per connection | forwarder CPU per Request | all healed after SIGKILL + restart |\n")
+	s.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		heal := r.heal.Round(100 * time.Millisecond).String()
 		if r.heal == 0 {
 			heal = fmt.Sprintf("not within %s (%d of %d)", loadHealTimeout, r.healed, r.n)
 		}
-		fmt.Fprintf(&s, "| %d | %s | %.1f | %.1f / %.1f ms (n=%d) | %.1f / %.1f ms (n=%d) | %.1f KiB | %.1f | %.2f | %.1f ms | %s |\n",
-			r.n, r.forwarder, r.requestsPS, ms(r.first.p50), ms(r.first.p99), r.first.count, ms(r.refresh.p50), ms(r.refresh.p99), r.refresh.count,
+		fmt.Fprintf(&s, "| %d | %d | %s | %.1f | %.1f / %.1f ms (n=%d) | %.1f / %.1f ms (n=%d) | %.1f KiB | %.1f | %.2f | %.1f ms | %s |\n",
+			r.round, r.n, r.forwarder, r.requestsPS, ms(r.first.p50), ms(r.first.p99), r.first.count, ms(r.refresh.p50), ms(r.refresh.p99), r.refresh.count,
 			r.rssPerConn/1024, r.goroutines, r.descriptors, ms(r.cpuPerRequest), heal)
 	}
 	return s.String()

@@ -83,10 +83,19 @@ func cpuTime(pid int) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / clockTicksPerSecond, nil
 }
 
-// ForwarderCPUProfile records node's forwarder's CPU profile for the given time from its pprof
-// server (PprofEnv) and writes it to path, for `go tool pprof`.
-func (d *Domain) ForwarderCPUProfile(ctx context.Context, node *Node, duration time.Duration, path string) error {
-	resp, err := pprofGet(ctx, node.Netns, fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(duration.Seconds())))
+// Recording is what the forwarder's pprof server records over a time: a CPU profile (for `go tool
+// pprof`) or an execution trace (for `go tool trace`).
+type Recording string
+
+const (
+	CPUProfile     Recording = "profile"
+	ExecutionTrace Recording = "trace"
+)
+
+// RecordForwarder records node's forwarder's recording for the given time from its pprof server
+// (PprofEnv) and writes it to path.
+func (d *Domain) RecordForwarder(ctx context.Context, node *Node, recording Recording, duration time.Duration, path string) error {
+	resp, err := pprofGet(ctx, node.Netns, fmt.Sprintf("/debug/pprof/%s?seconds=%d", recording, int(duration.Seconds())))
 	if err != nil {
 		return err
 	}
