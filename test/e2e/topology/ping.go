@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
-	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -100,18 +99,26 @@ func (p *Ping) stop() (PingResult, error) {
 		time.Sleep(p.interval)
 	}
 	unanswered := p.unanswered(sent)
-	result := PingResult{Sent: sent, Received: sent - len(unanswered), Unanswered: unanswered}
+	return PingResult{
+		Sent:          sent,
+		Received:      sent - len(unanswered),
+		Unanswered:    unanswered,
+		LongestOutage: time.Duration(longestRun(unanswered)) * p.interval,
+	}, nil
+}
+
+// longestRun is the length of the longest run of consecutive numbers in ascending seqs.
+func longestRun(seqs []int) int {
 	longest, run := 0, 0
-	for seq := 1; seq <= sent; seq++ {
-		if slices.Contains(unanswered, seq) {
+	for i, seq := range seqs {
+		if i > 0 && seq == seqs[i-1]+1 {
 			run++
-			longest = max(longest, run)
 		} else {
-			run = 0
+			run = 1
 		}
+		longest = max(longest, run)
 	}
-	result.LongestOutage = time.Duration(longest) * p.interval
-	return result, nil
+	return longest
 }
 
 // sentSoFar has ping print its status line and reads how many requests it has sent.
