@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -188,6 +189,12 @@ func (d *Domain) Connect(ctx context.Context, node *Node, name string, services 
 // (kernel://service/ifname), one after another, and returns at once: WaitGranted waits for
 // them. One client process holds any number of connections.
 func (d *Domain) StartClient(node *Node, name string, services ...string) (*Client, error) {
+	return d.StartClientWithEnv(node, name, nil, services...)
+}
+
+// StartClientWithEnv is StartClient with env added to the client's environment (e2e-nsc's
+// NSM_* variables, such as NSM_REFRESH_SPACING).
+func (d *Domain) StartClientWithEnv(node *Node, name string, env []string, services ...string) (*Client, error) {
 	pod, err := d.Topology.AddPod(node.Node, name)
 	if err != nil {
 		return nil, err
@@ -203,7 +210,7 @@ func (d *Domain) StartClient(node *Node, name string, services ...string) (*Clie
 			"NSM_NETWORK_SERVICES="+strings.Join(services, ","),
 			"NSM_CONNECTION_FILE="+connFile,
 			"NSM_LOG_LEVEL="+d.cfg.LogLevel,
-		), d.clientEnv()...),
+		), slices.Concat(d.clientEnv(), env)...),
 		LogPath: filepath.Join(dir, "nsc.log"),
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -49,6 +50,10 @@ type config struct {
 	ConnectionFile        string        `split_words:"true" desc:"where granted connections are written"`
 	SVIDTimeout           time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
 	LogLevel              string        `default:"INFO" split_words:"true"`
+	// RefreshAfter and RefreshSpacing, when RefreshSpacing is set, replace the sdk's refresh with
+	// one paced refresh of each connection (pacedRefresh), for the load benchmark.
+	RefreshAfter   time.Duration `split_words:"true"`
+	RefreshSpacing time.Duration `split_words:"true"`
 }
 
 // grantedLine starts the log line that says how long a first Request took.
@@ -108,7 +113,7 @@ func run() error {
 		record = newRecorder(cfg.ConnectionFile)
 		functionality = append([]networkservice.NetworkServiceClient{record}, functionality...)
 	}
-	nsmClient := retry.NewClient(client.NewClient(ctx,
+	clientOptions := []client.Option{
 		client.WithClientURL(&cfg.ConnectTo),
 		client.WithName(cfg.Name),
 		client.WithAuthorizeClient(authorize.NewClient()),
@@ -116,12 +121,20 @@ func run() error {
 		client.WithAdditionalFunctionality(functionality...),
 		client.WithDialTimeout(cfg.DialTimeout),
 		client.WithDialOptions(nsmgrpc.DialOptions(source, generate)...),
-	), retry.WithTryTimeout(cfg.RequestTimeout))
+	}
+	if cfg.RefreshSpacing > 0 {
+		clientOptions = append(clientOptions, client.WithoutRefresh())
+	}
+	nsmClient := retry.NewClient(client.NewClient(ctx, clientOptions...), retry.WithTryTimeout(cfg.RequestTimeout))
+	paced := &pacedRefresh{client: nsmClient, delay: cfg.RefreshAfter, spacing: cfg.RefreshSpacing, timeout: cfg.RequestTimeout}
 
-	var granted []*networkservice.Connection
+	refreshCtx, stopRefresh := context.WithCancel(ctx)
+	var refreshing sync.WaitGroup
 	closeAll := func() error {
+		stopRefresh()
+		refreshing.Wait()
 		var errs []error
-		for _, conn := range granted {
+		for _, conn := range paced.connections() {
 			closeCtx, cancelClose := context.WithTimeout(ctx, cfg.RequestTimeout)
 			_, closeErr := nsmClient.Close(closeCtx, conn)
 			cancelClose()
@@ -136,14 +149,15 @@ func run() error {
 		// As cmd-nsc: each try is bounded by NSM_REQUEST_TIMEOUT and retried
 		// until it succeeds or the client is told to stop.
 		requested := time.Now()
-		conn, requestErr := nsmClient.Request(signalCtx, &networkservice.NetworkServiceRequest{
+		request := &networkservice.NetworkServiceRequest{
 			Connection: &networkservice.Connection{
 				Id:             fmt.Sprintf("%s-%d", cfg.Name, i),
 				NetworkService: service.NetworkService(),
 				Labels:         service.Labels(),
 			},
 			MechanismPreferences: []*networkservice.Mechanism{service.Mechanism()},
-		})
+		}
+		conn, requestErr := nsmClient.Request(signalCtx, request.Clone())
 		if requestErr != nil && signalCtx.Err() != nil {
 			// Told to stop while connecting: a clean stop, not a failure.
 			return closeAll()
@@ -151,7 +165,7 @@ func run() error {
 		if requestErr != nil {
 			return errors.Join(fmt.Errorf("request %s: %w", cfg.NetworkServices[i].String(), requestErr), closeAll())
 		}
-		granted = append(granted, conn)
+		paced.add(request, conn)
 		// The harness reads this line for the Request latency (domain.Client.RequestLatencies).
 		log.FromContext(ctx).Infof("%s%s in %s", grantedLine, conn.GetId(), time.Since(requested))
 		log.FromContext(ctx).Infof("connected to %s: interface %s, ip context %s", service.NetworkService(),
@@ -161,6 +175,9 @@ func run() error {
 		if err = record.start(); err != nil {
 			return errors.Join(err, closeAll())
 		}
+	}
+	if cfg.RefreshSpacing > 0 {
+		refreshing.Go(func() { paced.run(refreshCtx) })
 	}
 	<-signalCtx.Done()
 	return closeAll()
