@@ -44,12 +44,12 @@ func TestForwarderReturnsToBaselineAfterConnectionsClose(t *testing.T) {
 	nse, err := d.StartEndpoint(ctx, node, "nse", service, loadEndpointCIDR, domain.WithPolicyRoutes(policyPrefix))
 	require.NoError(t, err)
 
-	warmUp := startLoad(ctx, t, d, loadClientPrefix+"w", 1, 1)
+	warmUp := startLoad(ctx, t, d, loadClientPrefix+"w", 1, 1, refreshPlan{})
 	require.NoError(t, warmUp.close())
 	requireVPPClean(ctx, t, d, node)
 	baseline := settledUsage(ctx, t, d, node)
 
-	l := startLoad(ctx, t, d, loadClientPrefix, baselineConnections, baselineClients)
+	l := startLoad(ctx, t, d, loadClientPrefix, baselineConnections, baselineClients, refreshPlan{})
 	loaded, err := d.ForwarderUsage(ctx, node)
 	require.NoError(t, err)
 	require.NoError(t, l.close())

@@ -18,9 +18,15 @@ import (
 )
 
 const (
-	// loadLifetime is every program's token lifetime in the load runs: the clients refresh
-	// about a third of it after each grant, so every connection refreshes within the run.
-	loadLifetime       = 60 * time.Second
+	// loadLifetime is every program's token lifetime in the load runs: long enough for every
+	// connection to refresh within the run (paced, or the sdk's a fifth of it after each grant).
+	loadLifetime = 60 * time.Second
+	// loadRefreshAfter and loadRefreshPeriod pace the refreshes (E2E_LOAD_REFRESH=paced, the
+	// default): each client starts about when the sdk's refresh would, clear of the other
+	// clients' first Requests, and the N connections refresh over loadRefreshPeriod, N/20 s a
+	// second (5/s at N=100, a third of what the domain serves on this machine).
+	loadRefreshAfter   = loadLifetime / 5
+	loadRefreshPeriod  = 20 * time.Second
 	loadRequestTimeout = 15 * time.Second
 	// loadDefaultSizes are the connection counts `make bench-forwarder` runs unless
 	// E2E_LOAD_N names others (e.g. E2E_LOAD_N=10,100,500).
@@ -32,6 +38,8 @@ const (
 	// loadTraceTime is how long E2E_LOAD_TRACE_DIR's execution trace records: a few megabytes at
 	// N=100.
 	loadTraceTime = 6 * time.Second
+	// loadTraceDelay is when the trace starts: among the refreshes at N=100, paced or not.
+	loadTraceDelay = 20 * time.Second
 )
 
 // loadFigures are what one load run measured.
@@ -71,6 +79,8 @@ func BenchmarkForwarderLoad(b *testing.B) {
 	require.NoError(b, err)
 	rounds, err := loadRounds(os.Getenv("E2E_LOAD_ROUNDS"))
 	require.NoError(b, err)
+	refresh, err := loadRefresh(os.Getenv("E2E_LOAD_REFRESH"))
+	require.NoError(b, err)
 	forwarders := []domain.Forwarder{binaries.ForwarderVPP(), binaries.Stock()}
 	var rows []loadFigures
 	for round := 1; round <= rounds; round++ {
@@ -82,7 +92,7 @@ func BenchmarkForwarderLoad(b *testing.B) {
 				}
 				b.Run(name, func(b *testing.B) {
 					for range b.N {
-						f := runLoad(b, fwd, n, round)
+						f := runLoad(b, fwd, n, round, refresh)
 						rows = append(rows, f)
 						b.ReportMetric(f.requestsPS, "req/s")
 						b.ReportMetric(ms(f.first.p50), "first-p50-ms")
@@ -98,6 +108,7 @@ func BenchmarkForwarderLoad(b *testing.B) {
 			}
 		}
 	}
+	fmt.Println(refreshMode(refresh))
 	fmt.Print(loadTable(rows))
 	if rounds > 1 {
 		fmt.Print(pooledTable(rows, len(forwarders)))
@@ -118,7 +129,7 @@ func turnOrder(forwarders []domain.Forwarder, round int) []domain.Forwarder {
 	return reversed
 }
 
-func runLoad(b *testing.B, fwd domain.Forwarder, n, round int) loadFigures {
+func runLoad(b *testing.B, fwd domain.Forwarder, n, round int, plan refreshPlan) loadFigures {
 	// The previous load's pods and interfaces are gone from the harness, not yet from the
 	// kernel's clean-up.
 	time.Sleep(loadSettle)
@@ -134,7 +145,7 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n, round int) loadFigures {
 	b.ResetTimer()
 	started := time.Now()
 	profiled := profileLoad(ctx, b, d, fwd, n)
-	l := startLoad(ctx, b, d, loadClientPrefix, n, loadMaxClients)
+	l := startLoad(ctx, b, d, loadClientPrefix, n, loadMaxClients, plan)
 	f := loadFigures{forwarder: fwd.Name, round: round, n: n, clients: len(l.clients)}
 	// Every connection refreshes once: the usage below is for connections in their steady state.
 	_, refreshed, ok := l.waitAllGranted(b, node, started, 2, loadLifetime)
@@ -195,7 +206,7 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n, round int) loadFigures {
 // profileLoad records, when E2E_LOAD_CPU_PROFILE_DIR names a directory, the forwarder's CPU
 // profile over the first loadLifetime/2 of the load (the first Requests and the refreshes) into
 // <dir>/<forwarder>-N<n>.pprof, and, when E2E_LOAD_TRACE_DIR names one, its execution trace over
-// loadTraceTime from the first refreshes on (loadLifetime/5 in) into <dir>/<forwarder>-N<n>.trace.
+// loadTraceTime from loadTraceDelay in (among the refreshes) into <dir>/<forwarder>-N<n>.trace.
 // The channel gives the recordings' outcome once both are done.
 func profileLoad(ctx context.Context, b *testing.B, d *domain.Domain, fwd domain.Forwarder, n int) <-chan error {
 	var recordings []<-chan error
@@ -217,7 +228,7 @@ func profileLoad(ctx context.Context, b *testing.B, d *domain.Domain, fwd domain
 		}()
 	}
 	record("E2E_LOAD_CPU_PROFILE_DIR", domain.CPUProfile, 0, loadLifetime/2, "pprof")
-	record("E2E_LOAD_TRACE_DIR", domain.ExecutionTrace, loadLifetime/5, loadTraceTime, "trace")
+	record("E2E_LOAD_TRACE_DIR", domain.ExecutionTrace, loadTraceDelay, loadTraceTime, "trace")
 	done := make(chan error, 1)
 	go func() {
 		var errs []error
@@ -239,6 +250,28 @@ func requestsBefore(calls []domain.Call, forwarder string, t time.Time) int {
 		}
 	}
 	return count
+}
+
+// loadRefresh reads E2E_LOAD_REFRESH: "paced" (or nothing) spreads the refreshes over
+// loadRefreshPeriod; "sdk" leaves them to the sdk's refresh client, which refreshes the
+// connections at the rate they were first granted, with the domain saturated.
+func loadRefresh(spec string) (refreshPlan, error) {
+	switch strings.TrimSpace(spec) {
+	case "", "paced":
+		return refreshPlan{after: loadRefreshAfter, period: loadRefreshPeriod}, nil
+	case "sdk":
+		return refreshPlan{}, nil
+	}
+	return refreshPlan{}, fmt.Errorf("E2E_LOAD_REFRESH=%q: want paced or sdk", spec)
+}
+
+// refreshMode says, above the table, how its refreshes came.
+func refreshMode(r refreshPlan) string {
+	if r.period == 0 {
+		return "Refreshes: the sdk's, each connection a fifth of its token's lifetime after its grant (E2E_LOAD_REFRESH=sdk)."
+	}
+	return fmt.Sprintf("Refreshes: paced, N connections over %s (N/%s a second), from %s after each client's first Requests (E2E_LOAD_REFRESH=paced).",
+		r.period, r.period, r.after)
 }
 
 func loadRounds(spec string) (int, error) {

@@ -34,6 +34,25 @@ func loadScenario(tag string, fwd *domain.Forwarder, lifetime, requestTimeout ti
 		forwarderEnv: domain.PprofEnv(), callLogs: true, logLevel: "INFO"}
 }
 
+// refreshPlan paces a load's refreshes: the n connections refresh once each, spread evenly over
+// period (n/period a second), each client starting after its last first Request plus its share
+// of the period. The zero plan leaves refreshing to the sdk's refresh client, which refreshes
+// each connection a fifth of its token's lifetime after it was granted: at the rate the first
+// Requests were granted, which is as fast as the domain serves them.
+type refreshPlan struct {
+	after, period time.Duration
+}
+
+// env is what client p of processes, holding connections p, p+processes, ..., is told.
+func (r refreshPlan) env(p, processes, n int) []string {
+	if r.period == 0 {
+		return nil
+	}
+	after := r.after + r.period*time.Duration(p)/time.Duration(n)
+	spacing := r.period * time.Duration(processes) / time.Duration(n)
+	return []string{"NSM_REFRESH_AFTER=" + after.String(), "NSM_REFRESH_SPACING=" + spacing.String()}
+}
+
 // load is n connections from clients started together.
 type load struct {
 	clients []*domain.Client
@@ -42,8 +61,8 @@ type load struct {
 
 // startLoad starts the clients of n connections (that many processes at most, the
 // connections spread evenly) at once, and waits until every connection is granted. The clients
-// are named name0, name1, ... (name starts with loadClientPrefix).
-func startLoad(ctx context.Context, tb testing.TB, d *domain.Domain, name string, n, processes int) *load {
+// are named name0, name1, ... (name starts with loadClientPrefix); they refresh as refresh says.
+func startLoad(ctx context.Context, tb testing.TB, d *domain.Domain, name string, n, processes int, refresh refreshPlan) *load {
 	tb.Helper()
 	processes = min(n, processes)
 	l := &load{n: n}
@@ -52,7 +71,7 @@ func startLoad(ctx context.Context, tb testing.TB, d *domain.Domain, name string
 		for i := p; i < n; i += processes {
 			services = append(services, fmt.Sprintf("kernel://%s/nsm-%d", service, i))
 		}
-		c, err := d.StartClient(d.Nodes[0], fmt.Sprintf("%s%d", name, p), services...)
+		c, err := d.StartClientWithEnv(d.Nodes[0], fmt.Sprintf("%s%d", name, p), refresh.env(p, processes, n), services...)
 		require.NoError(tb, err)
 		l.clients = append(l.clients, c)
 	}

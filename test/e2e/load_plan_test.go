@@ -1,0 +1,53 @@
+package e2e_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// refreshTimes is when each client's connections refresh, offsets from the clients' last first
+// Requests, as e2e-nsc's paced refresh reads the plan's variables.
+func refreshTimes(t *testing.T, plan refreshPlan, n, processes int) []time.Duration {
+	t.Helper()
+	var times []time.Duration
+	for p := range processes {
+		vars := map[string]time.Duration{}
+		for _, kv := range plan.env(p, processes, n) {
+			name, value, _ := strings.Cut(kv, "=")
+			d, err := time.ParseDuration(value)
+			require.NoError(t, err, kv)
+			vars[name] = d
+		}
+		for k := 0; p+k*processes < n; k++ {
+			times = append(times, vars["NSM_REFRESH_AFTER"]+time.Duration(k)*vars["NSM_REFRESH_SPACING"])
+		}
+	}
+	slices.Sort(times)
+	return times
+}
+
+func TestPacedRefreshesOfAllClientsFallEvenlyOverThePeriod(t *testing.T) {
+	plan := refreshPlan{after: 12 * time.Second, period: 20 * time.Second}
+	for _, n := range []int{10, 100, 500} {
+		times := refreshTimes(t, plan, n, min(n, loadMaxClients))
+		require.Len(t, times, n)
+		require.Equal(t, plan.after, times[0], "N=%d: the first refresh", n)
+		gap := plan.period / time.Duration(n)
+		for i := 1; i < n; i++ {
+			require.Equal(t, gap, times[i]-times[i-1], "N=%d: refreshes %d and %d", n, i-1, i)
+		}
+	}
+}
+
+func TestSDKRefreshPlanSetsNothing(t *testing.T) {
+	require.Empty(t, refreshPlan{}.env(0, 10, 100))
+	plan, err := loadRefresh("sdk")
+	require.NoError(t, err)
+	require.Zero(t, plan)
+	_, err = loadRefresh("burst")
+	require.ErrorContains(t, err, "E2E_LOAD_REFRESH")
+}
