@@ -178,8 +178,8 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n, round int, plan refreshPlan)
 	}
 	f.first, f.refresh = latenciesOf(first), latenciesOf(refresh)
 	f.firstSamples, f.refreshSamples = first, refresh
-	b.Logf("%s, N=%d: refresh in the forwarder, p50 before / after the endpoint's part: %.1f / %.1f ms",
-		fwd.Name, n, ms(percentile(refreshBefore, 50)), ms(percentile(refreshAfter, 50)))
+	b.Logf("%s, N=%d: refresh in the forwarder, p50 before / after the endpoint's part: %.1f / %.1f ms; refreshes came at %.1f/s, first Requests were granted at %.1f/s",
+		fwd.Name, n, ms(percentile(refreshBefore, 50)), ms(percentile(refreshAfter, 50)), refreshArrivalRate(calls, node.ForwarderName), f.requestsPS)
 
 	require.NoError(b, <-profiled)
 	killed := time.Now()
@@ -318,6 +318,32 @@ func firstRequestRate(calls []domain.Call, n int) float64 {
 		}
 	}
 	return float64(n) / end.Sub(begin).Seconds()
+}
+
+// refreshArrivalRate is how many refreshes a second the nsmgr sent the forwarder, from the first
+// to the last (a connection's second Request is its refresh). Next to firstRequestRate it says how
+// close the refreshes came to what the domain serves.
+func refreshArrivalRate(calls []domain.Call, forwarder string) float64 {
+	requests := map[string]int{}
+	var begin, end time.Time
+	count := 0
+	for _, c := range calls {
+		if !c.Out || c.Method != "Request" || c.Peer != forwarder {
+			continue
+		}
+		if requests[c.Key]++; requests[c.Key] != 2 {
+			continue
+		}
+		count++
+		if begin.IsZero() || c.Start.Before(begin) {
+			begin = c.Start
+		}
+		end = maxTime(end, c.Start)
+	}
+	if count < 2 {
+		return 0
+	}
+	return float64(count-1) / end.Sub(begin).Seconds()
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
 )
 
 // refreshTimes is when each client's connections refresh, offsets from the clients' last first
@@ -50,4 +52,20 @@ func TestSDKRefreshPlanSetsNothing(t *testing.T) {
 	require.Zero(t, plan)
 	_, err = loadRefresh("burst")
 	require.ErrorContains(t, err, "E2E_LOAD_REFRESH")
+}
+
+func TestRefreshArrivalRateCountsEachConnectionsSecondRequestToTheForwarder(t *testing.T) {
+	at := func(ms int) time.Time { return time.Unix(0, 0).Add(time.Duration(ms) * time.Millisecond) }
+	request := func(key, peer string, ms int) domain.Call {
+		return domain.Call{Out: true, Method: "Request", Key: key, Peer: peer, Start: at(ms), End: at(ms + 50), OK: true}
+	}
+	calls := []domain.Call{
+		request("a", "fwd", 0), request("b", "fwd", 100),
+		request("a", "fwd", 1000), request("b", "fwd", 1500), // the refreshes: 1 more in 0.5 s
+		request("a", "fwd", 1700),                         // a's second refresh is not counted
+		request("c", "nse", 0), request("c", "nse", 1200), // another peer's
+		{Method: "Request", Key: "b", Peer: "load0", Start: at(1400)}, // the client's call to the nsmgr
+	}
+	require.InDelta(t, 2.0, refreshArrivalRate(calls, "fwd"), 1e-9)
+	require.Zero(t, refreshArrivalRate(calls[:3], "fwd"), "one refresh has no rate")
 }
