@@ -3,7 +3,9 @@ package domain
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"time"
@@ -34,15 +36,23 @@ func readCalls(who, path string) ([]Call, error) {
 	}
 	defer func() { _ = f.Close() }()
 	var calls []Call
-	scanner := bufio.NewScanner(f)
-	for scanner.Scan() {
+	reader := bufio.NewReader(f)
+	for {
+		line, err := reader.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			// A last line without its newline is a call the program is still writing: the log
+			// is read while the programs run.
+			return calls, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		var c Call
-		if err = json.Unmarshal(scanner.Bytes(), &c); err != nil {
+		if err = json.Unmarshal(line, &c); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		calls = append(calls, c)
 	}
-	return calls, scanner.Err()
 }
 
 // ForwarderRequests are the Requests the forwarder named forwarder granted, each with the time

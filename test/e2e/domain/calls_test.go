@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -35,4 +37,20 @@ func TestForwarderRequestsSubtractTheOnwardCall(t *testing.T) {
 
 	grants := ClientGrants(calls, "cli")
 	require.Equal(t, map[string][]time.Time{"c1": {at(100)}}, grants)
+}
+
+// The harness reads call logs while the programs write them: a last line not yet ended is left
+// for the next read, and a whole line that is no call is still an error.
+func TestReadCallsLeavesTheLineStillBeingWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "calls.jsonl")
+	whole := `{"out":true,"method":"Request","key":"c1","peer":"fwd","start":"2026-12-02T00:47:13Z","end":"2026-12-02T00:47:14Z","ok":true}` + "\n"
+	require.NoError(t, os.WriteFile(path, []byte(whole+whole+`{"out":true,"method":"Req`), 0o600))
+	calls, err := readCalls("nsmgr", path)
+	require.NoError(t, err)
+	require.Len(t, calls, 2)
+	require.Equal(t, "c1", calls[1].Key)
+
+	require.NoError(t, os.WriteFile(path, []byte(whole+"{not a call}\n"), 0o600))
+	_, err = readCalls("nsmgr", path)
+	require.ErrorContains(t, err, path)
 }
