@@ -38,8 +38,9 @@ const (
 	// loadTraceTime is how long E2E_LOAD_TRACE_DIR's execution trace records: a few megabytes at
 	// N=100.
 	loadTraceTime = 6 * time.Second
-	// loadTraceDelay is when the trace starts: among the refreshes at N=100, paced or not.
-	loadTraceDelay = 20 * time.Second
+	// loadPacedTraceDelay is when the trace starts with paced refreshes: at N=100 the first
+	// Requests take about 7 s, and the refreshes start loadRefreshAfter later.
+	loadPacedTraceDelay = 20 * time.Second
 )
 
 // loadFigures are what one load run measured.
@@ -144,7 +145,7 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n, round int, plan refreshPlan)
 
 	b.ResetTimer()
 	started := time.Now()
-	profiled := profileLoad(ctx, b, d, fwd, n)
+	profiled := profileLoad(ctx, b, d, fwd, n, plan)
 	l := startLoad(ctx, b, d, loadClientPrefix, n, loadMaxClients, plan)
 	f := loadFigures{forwarder: fwd.Name, round: round, n: n, clients: len(l.clients)}
 	// Every connection refreshes once: the usage below is for connections in their steady state.
@@ -206,9 +207,9 @@ func runLoad(b *testing.B, fwd domain.Forwarder, n, round int, plan refreshPlan)
 // profileLoad records, when E2E_LOAD_CPU_PROFILE_DIR names a directory, the forwarder's CPU
 // profile over the first loadLifetime/2 of the load (the first Requests and the refreshes) into
 // <dir>/<forwarder>-N<n>.pprof, and, when E2E_LOAD_TRACE_DIR names one, its execution trace over
-// loadTraceTime from loadTraceDelay in (among the refreshes) into <dir>/<forwarder>-N<n>.trace.
+// loadTraceTime from plan.traceDelay() in (among the refreshes) into <dir>/<forwarder>-N<n>.trace.
 // The channel gives the recordings' outcome once both are done.
-func profileLoad(ctx context.Context, b *testing.B, d *domain.Domain, fwd domain.Forwarder, n int) <-chan error {
+func profileLoad(ctx context.Context, b *testing.B, d *domain.Domain, fwd domain.Forwarder, n int, plan refreshPlan) <-chan error {
 	var recordings []<-chan error
 	record := func(env string, recording domain.Recording, delay, duration time.Duration, suffix string) {
 		dir := os.Getenv(env)
@@ -228,7 +229,7 @@ func profileLoad(ctx context.Context, b *testing.B, d *domain.Domain, fwd domain
 		}()
 	}
 	record("E2E_LOAD_CPU_PROFILE_DIR", domain.CPUProfile, 0, loadLifetime/2, "pprof")
-	record("E2E_LOAD_TRACE_DIR", domain.ExecutionTrace, loadTraceDelay, loadTraceTime, "trace")
+	record("E2E_LOAD_TRACE_DIR", domain.ExecutionTrace, plan.traceDelay(), loadTraceTime, "trace")
 	done := make(chan error, 1)
 	go func() {
 		var errs []error
@@ -263,6 +264,15 @@ func loadRefresh(spec string) (refreshPlan, error) {
 		return refreshPlan{}, nil
 	}
 	return refreshPlan{}, fmt.Errorf("E2E_LOAD_REFRESH=%q: want paced or sdk", spec)
+}
+
+// traceDelay is how far into a load its refreshes are under way at N=100: the sdk's come from
+// about a fifth of the token's lifetime in, the paced ones from loadPacedTraceDelay.
+func (r refreshPlan) traceDelay() time.Duration {
+	if r.period == 0 {
+		return loadLifetime / 5
+	}
+	return loadPacedTraceDelay
 }
 
 // refreshMode says, above the table, how its refreshes came.

@@ -50,6 +50,10 @@ func TestSDKRefreshPlanSetsNothing(t *testing.T) {
 	plan, err := loadRefresh("sdk")
 	require.NoError(t, err)
 	require.Zero(t, plan)
+	require.Equal(t, loadLifetime/5, plan.traceDelay(), "the sdk's refreshes start a fifth of the lifetime in")
+	paced, err := loadRefresh("")
+	require.NoError(t, err)
+	require.Greater(t, paced.traceDelay(), paced.after, "the paced refreshes start after the first Requests and then after")
 	_, err = loadRefresh("burst")
 	require.ErrorContains(t, err, "E2E_LOAD_REFRESH")
 }
