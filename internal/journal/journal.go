@@ -265,6 +265,21 @@ func (j *Journal) lockedEntry(id string) *entry {
 	}
 }
 
+// unlockEntry unlocks an entry lockedEntry returned, and takes it out of the map if it holds no
+// record: a call that failed before anything was recorded leaves the journal as it found it, and
+// a client cannot grow the map by failing Requests under ever new connection IDs.
+func (j *Journal) unlockEntry(id string, e *entry) {
+	if e.rec == nil && !e.detached {
+		e.detached = true
+		j.mu.Lock()
+		if j.entries[id] == e {
+			delete(j.entries, id)
+		}
+		j.mu.Unlock()
+	}
+	e.mu.Unlock()
+}
+
 func (j *Journal) entry(id string, create bool) *entry {
 	j.mu.Lock()
 	defer j.mu.Unlock()

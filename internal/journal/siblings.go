@@ -120,7 +120,7 @@ func (j *Journal) adoptSibling(ctx context.Context, sibling string) {
 				fwdmetrics.JournalRecords(ctx, 1)
 			}
 		}
-		e.mu.Unlock()
+		j.unlockEntry(rec.ID, e)
 		if err != nil {
 			log.FromContext(ctx).Errorf("journal: adopting %s from %s: %v", rec.ID, sibling, err)
 			complete = false
