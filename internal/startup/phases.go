@@ -24,6 +24,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/authz"
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
 	"github.com/nsmfwd/forwarder-vpp/internal/eagerstream"
+	"github.com/nsmfwd/forwarder-vpp/internal/fdtransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
@@ -86,6 +87,7 @@ type forwarder struct {
 	// vppEnded is set once the VPP the forwarder started has ended.
 	vppEnded    atomic.Bool
 	identity    *svid.Source
+	descriptors fdtransport.Option // the caps on descriptors held, shared by the server and the dials
 	dialOptions []grpc.DialOption
 	server      *grpc.Server
 }
@@ -228,7 +230,8 @@ func (f *forwarder) fetchIdentity() (err error) {
 		return err
 	}
 	f.phases.OnStop("close the SVID source", identityCloseBound, func(context.Context) error { return f.identity.Close() })
-	f.dialOptions = grpctransport.DialOptions(f.identity, grpctransport.TokenGenerator(f.identity, f.cfg.MaxTokenLifetime), grpctransport.DefaultKeepalive)
+	f.descriptors = fdtransport.WithBudget(fdtransport.NewBudget(f.cfg.MaxHeldDescriptorsPerPeer, f.cfg.MaxHeldDescriptors))
+	f.dialOptions = grpctransport.DialOptions(f.identity, grpctransport.TokenGenerator(f.identity, f.cfg.MaxTokenLifetime), grpctransport.DefaultKeepalive, f.descriptors)
 	return nil
 }
 
@@ -267,7 +270,7 @@ func (f *forwarder) buildEndpoint() error {
 			return stopCtx.Err()
 		}
 	})
-	f.server = grpc.NewServer(grpctransport.ServerOptions(f.identity, grpctransport.DefaultKeepalive)...)
+	f.server = grpc.NewServer(grpctransport.ServerOptions(f.identity, grpctransport.DefaultKeepalive, f.descriptors)...)
 	endpoint.Register(f.server)
 	return nil
 }
