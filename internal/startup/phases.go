@@ -195,11 +195,24 @@ func (f *forwarder) openJournal() (err error) {
 	// One journal per forwarder name, locked while it runs. A DaemonSet names each pod anew, so the
 	// journals of replaced pods (same service, same VPP) are adopted when their lock is free.
 	siblings := journal.AdoptSiblings(fmt.Sprintf("service=%s vpp=%s", f.cfg.NSName, f.cfg.VppAPISocket))
-	if f.connections, err = journal.Open(f.ctx, filepath.Join(f.cfg.StateDir, f.cfg.Name), siblings); err != nil {
+	// A read-only or full directory does not stop the forwarder (journal.Open): it serves with
+	// restart recovery off until the directory takes writes.
+	journalCtx := log.WithLog(f.ctx, stateDirLogger{Logger: log.FromContext(f.ctx), stateDir: f.cfg.StateDir})
+	if f.connections, err = journal.Open(journalCtx, filepath.Join(f.cfg.StateDir, f.cfg.Name), siblings); err != nil {
 		return fmt.Errorf("NSM_STATE_DIR=%s: %w", f.cfg.StateDir, err)
 	}
 	f.phases.OnStop("close the connection journal", journalCloseBound, func(context.Context) error { return f.connections.Close() })
 	return nil
+}
+
+// stateDirLogger names NSM_STATE_DIR in the journal's errors, the variable an operator fixes.
+type stateDirLogger struct {
+	log.Logger
+	stateDir string
+}
+
+func (l stateDirLogger) Errorf(format string, v ...interface{}) {
+	l.Logger.Errorf("NSM_STATE_DIR=%s: "+format, append([]interface{}{l.stateDir}, v...)...)
 }
 
 func (f *forwarder) findLeftovers() (err error) {
