@@ -2,12 +2,15 @@ package journal
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/pkg/errors"
+	"golang.org/x/sys/unix"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 )
@@ -224,4 +227,37 @@ func (j *Journal) takeLock() error {
 	}
 	j.disk.lock = lock
 	return nil
+}
+
+// Unwritable says, without writing anything, why dir (or, while it does not exist, the directory
+// it would be created in) takes no writes: a read-only filesystem, no permission, no free space or
+// inodes; "" when nothing says so. For inspect: a running forwarder's journal is then held in
+// memory only, and restart recovery is off.
+func Unwritable(dir string) string {
+	for {
+		if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	if err := unix.Access(dir, unix.W_OK); err != nil {
+		return fmt.Sprintf("%s: %v", dir, err)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(dir, &fs); err != nil {
+		return fmt.Sprintf("%s: %v", dir, err)
+	}
+	free := fs.Bavail
+	if os.Geteuid() == 0 {
+		free = fs.Bfree // root writes into the reserved blocks too
+	}
+	switch {
+	case fs.Flags&unix.ST_RDONLY != 0:
+		return dir + ": read-only file system"
+	case fs.Blocks > 0 && free == 0:
+		return dir + ": no space left on device"
+	case fs.Files > 0 && fs.Ffree == 0:
+		return dir + ": no free inodes"
+	}
+	return ""
 }

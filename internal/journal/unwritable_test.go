@@ -106,8 +106,10 @@ func TestReadOnlyDirectoryIsJournaledOnceWritable(t *testing.T) {
 	require.NotNil(t, j.Lookup("conn-1").Committed, "the journal holds what it could not write")
 	require.Equal(t, []string{"conn-0"}, recordIDs(t, dir))
 
+	require.Contains(t, journal.Unwritable(dir), "read-only file system", "inspect would not see why")
 	writable()
 	eventuallyOnDisk(t, j, dir, "conn-1")
+	require.Empty(t, journal.Unwritable(dir))
 	locked, err := journal.Locked(dir)
 	require.NoError(t, err)
 	require.True(t, locked, "the journal writes without holding its lock")
@@ -123,6 +125,7 @@ func TestMissingDirectoryOnAReadOnlyParentIsCreatedOnceWritable(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { _ = j.Close() }()
 	require.False(t, j.Writable())
+	require.Contains(t, journal.Unwritable(dir), state+": read-only file system", "inspect would not see why")
 	program(t, j, kernelConnection("conn-1", "", "inode://4/4026532000"), nil)
 
 	writable()
@@ -144,6 +147,7 @@ func TestFullFilesystemIsJournaledOnceThereIsRoom(t *testing.T) {
 	require.False(t, j.Writable())
 	program(t, j, kernelConnection("conn-1", "", "inode://4/4026532000"), nil)
 	require.Empty(t, recordIDs(t, dir))
+	require.Contains(t, journal.Unwritable(dir), "no space left on device", "inspect would not see why")
 
 	free()
 	eventuallyOnDisk(t, j, dir, "conn-1")
