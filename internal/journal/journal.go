@@ -91,6 +91,9 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Journal, error) {
 	}
 	if unwritable != nil {
 		j.goOffline(unwritable, "")
+		if o.siblingKey != "" {
+			j.logger.Warnf("journal: the journals of replaced forwarders beside %s are left where they are: the run after this one adopts them", dir)
+		}
 		return j, nil
 	}
 	fwdmetrics.JournalWritable(ctx, true)
