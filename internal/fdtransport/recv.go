@@ -42,6 +42,9 @@ type waiter struct {
 // one ends at once: a peer flooding descriptors must not grow the memory it costs without bound.
 const maxRefusedRemembered = 1024
 
+// reportEvery is how often a connection logs the descriptors it refused; the metric counts each.
+const reportEvery = time.Second
+
 // receiver holds received descriptors for retention after their last arrival, and hands
 // duplicates to the claims that name them. It holds none before the peer is admitted (the
 // handshake done, the peer known), and no more than the budget grants the peer.
@@ -60,11 +63,14 @@ type receiver struct {
 	held     map[inode]*held
 	refused  map[inode]time.Time // until when a claim of it ends at once
 	waiting  map[inode][]waiter
-	sweep    *time.Timer // armed while anything is held, refused or waiting
+	// unreported counts, by reason, the refusals not logged yet, since lastReport.
+	unreported map[string]int
+	lastReport time.Time
+	sweep      *time.Timer // armed while anything is held, refused or waiting
 }
 
 func newReceiver(o options) receiver {
-	return receiver{retention: o.retention, budget: o.budget, held: map[inode]*held{}, refused: map[inode]time.Time{}, waiting: map[inode][]waiter{}}
+	return receiver{retention: o.retention, budget: o.budget, held: map[inode]*held{}, refused: map[inode]time.Time{}, waiting: map[inode][]waiter{}, unreported: map[string]int{}}
 }
 
 // admit lets the peer's descriptors be held from now on, counted as peer's.
@@ -127,7 +133,9 @@ func (r *receiver) arrived(fds []int) {
 		if reason := r.admission(); reason != "" {
 			_ = unix.Close(fd)
 			refused[reason]++
-			r.refuse(key, until)
+			if reason != RefusedUnauthenticated { // no claim can be waiting before the handshake
+				r.refuse(key, until)
+			}
 			continue
 		}
 		r.held[key] = &held{fd: fd, until: until}
@@ -163,9 +171,18 @@ func (r *receiver) refuse(key inode, until time.Time) {
 	}
 }
 
+// report counts what was refused, and logs it at most once per reportEvery per connection: a
+// flooding peer must not flood the log too.
 func (r *receiver) report(refused map[string]int) {
 	for reason, n := range refused {
 		fwdmetrics.DescriptorsRefused(context.Background(), reason, n)
+		r.unreported[reason] += n
+	}
+	if len(r.unreported) == 0 || time.Since(r.lastReport) < reportEvery {
+		return
+	}
+	r.lastReport = time.Now()
+	for reason, n := range r.unreported {
 		if reason == RefusedUnauthenticated {
 			log.L().Warnf("fdtransport: closed %d file descriptors a peer on %s passed before its handshake completed", n, r.peerName())
 			continue
@@ -173,6 +190,7 @@ func (r *receiver) report(refused map[string]int) {
 		log.L().Errorf("fdtransport: closed %d file descriptors from %s at once: over the cap of %d held (%s); the calls that name them fail",
 			n, r.peerName(), r.budget.limit(reason), reason)
 	}
+	clear(r.unreported)
 }
 
 func (r *receiver) peerName() string {
