@@ -57,6 +57,9 @@ type Config struct {
 	KernelInterfaceType    kernelif.Kind `default:"auto" desc:"Kernel interface: auto (tap when /dev/vhost-net exists, else veth), tap or veth" split_words:"true"`
 	StateDir               string        `default:"/var/lib/networkservicemesh/forwarder-vpp" desc:"Directory of the forwarder's crash-safe state: each forwarder keeps its connection journal in the subdirectory named NSM_NAME, locked while it runs, and takes over the journals of replaced pods (same NSM_NSNAME and VPP socket) whose lock is free" split_words:"true"`
 
+	MaxHeldDescriptorsPerPeer int `default:"1024" desc:"Most file descriptors (pods' namespaces) the forwarder holds for one peer (a SPIFFE ID) between their arrival and the call that claims them; more are closed at once and that call fails" split_words:"true"`
+	MaxHeldDescriptors        int `default:"4096" desc:"Most file descriptors the forwarder holds for all peers together (see NSM_MAX_HELD_DESCRIPTORS_PER_PEER)" split_words:"true"`
+
 	RequestLimits
 
 	// InitParams is NSM_VPP_INIT_PARAMS loaded (or the defaults when unset).

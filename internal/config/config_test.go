@@ -68,6 +68,8 @@ func TestDefaults(t *testing.T) {
 	require.Empty(t, cfg.MechanismPriority)
 	require.Equal(t, kernelif.Auto, cfg.KernelInterfaceType)
 	require.Equal(t, "/var/lib/networkservicemesh/forwarder-vpp", cfg.StateDir)
+	require.Equal(t, 1024, cfg.MaxHeldDescriptorsPerPeer)
+	require.Equal(t, 4096, cfg.MaxHeldDescriptors)
 	require.Equal(t, requestcheck.DefaultLimits(), cfg.RequestLimits.Limits(), "the bounds and the variables naming them")
 }
 
@@ -133,6 +135,8 @@ func TestEveryVariable(t *testing.T) {
 		}},
 		{"NSM_KERNEL_INTERFACE_TYPE", "veth", func(t *testing.T, c *config.Config) { require.Equal(t, kernelif.Veth, c.KernelInterfaceType) }},
 		{"NSM_STATE_DIR", "/var/lib/fwd-state", func(t *testing.T, c *config.Config) { require.Equal(t, "/var/lib/fwd-state", c.StateDir) }},
+		{"NSM_MAX_HELD_DESCRIPTORS_PER_PEER", "100", func(t *testing.T, c *config.Config) { require.Equal(t, 100, c.MaxHeldDescriptorsPerPeer) }},
+		{"NSM_MAX_HELD_DESCRIPTORS", "5000", func(t *testing.T, c *config.Config) { require.Equal(t, 5000, c.MaxHeldDescriptors) }},
 		requestLimitCase("NSM_MAX_REQUEST_MECHANISMS", func(l requestcheck.Limits) requestcheck.Limit { return l.MechanismPreferences }),
 		requestLimitCase("NSM_MAX_REQUEST_PATH_SEGMENTS", func(l requestcheck.Limits) requestcheck.Limit { return l.PathSegments }),
 		requestLimitCase("NSM_MAX_REQUEST_LABELS", func(l requestcheck.Limits) requestcheck.Limit { return l.Labels }),
@@ -229,6 +233,10 @@ func TestBadValues(t *testing.T) {
 		{"NSM_MAX_REQUEST_POLICIES", "0"},
 		{"NSM_MAX_REQUEST_ROUTES", "-5"},
 		{"NSM_MAX_REQUEST_LABEL_SIZE", "4k"},
+		{"NSM_MAX_HELD_DESCRIPTORS_PER_PEER", "0"},
+		{"NSM_MAX_HELD_DESCRIPTORS", "-1"},
+		{"NSM_MAX_HELD_DESCRIPTORS", "lots"},
+		{"NSM_MAX_HELD_DESCRIPTORS_PER_PEER", "5000"}, // above the total's default
 	}
 	for _, tc := range cases {
 		requireRejected(t, tc.variable, tc.value, nil)

@@ -60,6 +60,7 @@ func (c *Config) validate() error {
 		c.loadInitParams,
 		c.loadDeviceSelector,
 		c.checkRequestLimits,
+		c.checkDescriptorLimits,
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {

@@ -1,9 +1,13 @@
 package fdtransport
 
 import (
+	"fmt"
 	"net"
+	"sync/atomic"
 
 	"github.com/edwarnicke/grpcfd"
+	"github.com/spiffe/go-spiffe/v2/svid/x509svid"
+	"google.golang.org/grpc/credentials"
 )
 
 // maxFDCount is how many descriptors travel with one write, and how many one read makes room for:
@@ -27,12 +31,47 @@ type conn struct {
 
 var _ grpcfd.FDTransceiver = (*conn)(nil)
 
-func wrap(rawConn net.Conn, o options) net.Conn {
+// wrap makes rawConn pass descriptors; none it receives is held before admit. tlsHandshake keeps
+// the handshake's reads within TLS records (see recordFraming).
+func wrap(rawConn net.Conn, o options, tlsHandshake bool) net.Conn {
 	raw, ok := rawConn.(unixConn)
 	if !ok {
 		return rawConn
 	}
-	return &conn{unixConn: raw, receiver: newReceiver(o.retention)}
+	c := &conn{unixConn: raw, receiver: newReceiver(o)}
+	if tlsHandshake {
+		c.framing = &recordFraming{}
+	}
+	return c
+}
+
+// admit lets conn hold what its peer sends from now on: the handshake is done, authInfo names
+// the peer. A peer without a SPIFFE ID (no TLS) is this connection alone.
+func admit(wrapped net.Conn, authInfo credentials.AuthInfo) {
+	c, ok := wrapped.(*conn)
+	if !ok {
+		return
+	}
+	peer := spiffeIDOf(authInfo)
+	if peer == "" {
+		peer = fmt.Sprintf("unidentified peer on connection #%d", connections.Add(1))
+	}
+	c.admit(peer)
+}
+
+// connections numbers the connections whose peer has no SPIFFE ID.
+var connections atomic.Uint64
+
+func spiffeIDOf(authInfo credentials.AuthInfo) string {
+	info, ok := authInfo.(credentials.TLSInfo)
+	if !ok || len(info.State.PeerCertificates) == 0 {
+		return ""
+	}
+	id, err := x509svid.IDFromCert(info.State.PeerCertificates[0])
+	if err != nil {
+		return ""
+	}
+	return id.String()
 }
 
 func (c *conn) Write(b []byte) (int, error) {

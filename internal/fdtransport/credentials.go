@@ -18,28 +18,40 @@ func TransportCredentials(creds credentials.TransportCredentials, opts ...Option
 	return &transportCredentials{TransportCredentials: creds, options: optionsOf(opts)}
 }
 
+// ClientHandshake and ServerHandshake hold none of the descriptors the peer sends until the
+// handshake is done: before it, the peer is anyone who can reach the socket.
 func (c *transportCredentials) ClientHandshake(ctx context.Context, authority string, rawConn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	conn := wrap(rawConn, c.options)
+	conn := wrap(rawConn, c.options, c.speaksTLS())
 	if c.TransportCredentials == nil {
+		admit(conn, nil)
 		return conn, nil, nil
 	}
 	secured, authInfo, err := c.TransportCredentials.ClientHandshake(ctx, authority, conn)
 	if err != nil {
 		_ = conn.Close()
+		return secured, authInfo, err
 	}
-	return secured, authInfo, err
+	admit(conn, authInfo)
+	return secured, authInfo, nil
 }
 
 func (c *transportCredentials) ServerHandshake(rawConn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	conn := wrap(rawConn, c.options)
+	conn := wrap(rawConn, c.options, c.speaksTLS())
 	if c.TransportCredentials == nil {
+		admit(conn, nil)
 		return conn, nil, nil
 	}
 	secured, authInfo, err := c.TransportCredentials.ServerHandshake(conn)
 	if err != nil {
 		_ = conn.Close()
+		return secured, authInfo, err
 	}
-	return secured, authInfo, err
+	admit(conn, authInfo)
+	return secured, authInfo, nil
+}
+
+func (c *transportCredentials) speaksTLS() bool {
+	return c.TransportCredentials != nil && c.TransportCredentials.Info().SecurityProtocol == "tls"
 }
 
 func (c *transportCredentials) Clone() credentials.TransportCredentials {

@@ -16,6 +16,14 @@
 // handed to an abandoned claim would stay open. Closing the connection closes everything and
 // ends every wait empty.
 //
+// A descriptor is a capability the peer hands over (a pod's namespace, pinned while it is open),
+// so none is held before the peer is known: descriptors that arrive before the handshake
+// completes are closed at once, and while a TLS handshake runs, reads stay within its records, so
+// that a Request sent right behind the handshake keeps its descriptors. After it, a Budget caps
+// what is held per peer (its SPIFFE ID) and in total; a descriptor over a cap is closed at once,
+// logged and counted (forwarder_vpp_descriptors_refused), and a claim of it ends empty at once,
+// so the call that named it fails instead of waiting out the retention.
+//
 // Peers see grpcfd's wire behaviour: descriptors ride as SCM_RIGHTS on the first byte of the next
 // write, and are named by inode://<dev>/<ino> URLs. The connection's RemoteAddr is the connection
 // itself and implements grpcfd.FDTransceiver, so grpcfd.FromContext, the sdk's recvfd and sendfd

@@ -10,6 +10,7 @@ const DefaultRetention = time.Minute
 
 type options struct {
 	retention time.Duration
+	budget    *Budget
 }
 
 // Option configures TransportCredentials.
@@ -25,8 +26,18 @@ func WithRetention(d time.Duration) Option {
 	}
 }
 
+// WithBudget makes the connections count the descriptors they hold against budget, shared with
+// every other connection given the same; without it they share one budget of the default caps.
+func WithBudget(budget *Budget) Option {
+	return func(o *options) {
+		if budget != nil {
+			o.budget = budget
+		}
+	}
+}
+
 func optionsOf(opts []Option) options {
-	o := options{retention: DefaultRetention}
+	o := options{retention: DefaultRetention, budget: defaultBudget}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -1,6 +1,7 @@
 package fdtransport
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -8,6 +9,10 @@ import (
 
 	"github.com/edwarnicke/grpcfd"
 	"golang.org/x/sys/unix"
+
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 )
 
 // inode names a received descriptor as the sender's inode:// URL does.
@@ -33,27 +38,61 @@ type waiter struct {
 	until time.Time
 }
 
+// maxRefusedRemembered bounds how many refused inodes a connection remembers, so that a claim of
+// one ends at once: a peer flooding descriptors must not grow the memory it costs without bound.
+const maxRefusedRemembered = 1024
+
+// reportEvery is how often a connection logs the descriptors it refused; the metric counts each.
+const reportEvery = time.Second
+
 // receiver holds received descriptors for retention after their last arrival, and hands
-// duplicates to the claims that name them.
+// duplicates to the claims that name them. It holds none before the peer is admitted (the
+// handshake done, the peer known), and no more than the budget grants the peer.
 type receiver struct {
 	retention time.Duration
+	budget    *Budget
 
-	mu      sync.Mutex
-	closed  bool
-	held    map[inode]*held
-	waiting map[inode][]waiter
-	sweep   *time.Timer // armed while anything is held or waiting
+	// framing keeps the handshake's reads within TLS records; nil when the handshake is not TLS,
+	// and once the peer is admitted. Only the handshake's goroutine reads it.
+	framing *recordFraming
+
+	mu       sync.Mutex
+	admitted bool
+	peer     string
+	closed   bool
+	held     map[inode]*held
+	refused  map[inode]time.Time // until when a claim of it ends at once
+	waiting  map[inode][]waiter
+	// unreported counts, by reason, the refusals not logged yet, since lastReport.
+	unreported map[string]int
+	lastReport time.Time
+	sweep      *time.Timer // armed while anything is held, refused or waiting
 }
 
-func newReceiver(retention time.Duration) receiver {
-	return receiver{retention: retention, held: map[inode]*held{}, waiting: map[inode][]waiter{}}
+func newReceiver(o options) receiver {
+	return receiver{retention: o.retention, budget: o.budget, held: map[inode]*held{}, refused: map[inode]time.Time{}, waiting: map[inode][]waiter{}, unreported: map[string]int{}}
+}
+
+// admit lets the peer's descriptors be held from now on, counted as peer's.
+func (r *receiver) admit(peer string) {
+	r.framing = nil
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.admitted, r.peer = true, peer
 }
 
 // read reads bytes and takes in the descriptors that came with them before it returns, so that
 // a claim by whatever the bytes carried finds them.
 func (r *receiver) read(from unixConn, b []byte) (int, error) {
+	framing := r.framing
+	if framing != nil {
+		b = b[:framing.room(len(b))]
+	}
 	oob := make([]byte, unix.CmsgSpace(4*maxFDCount))
 	n, oobn, _, _, err := from.ReadMsgUnix(b, oob)
+	if framing != nil && n > 0 {
+		framing.consumed(b[:n])
+	}
 	if oobn > 0 {
 		r.arrived(descriptorsIn(oob[:oobn]))
 	}
@@ -78,6 +117,7 @@ func (r *receiver) arrived(fds []int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	until := time.Now().Add(r.retention)
+	refused := map[string]int{}
 	for _, fd := range fds {
 		var stat unix.Stat_t
 		if r.closed || unix.Fstat(fd, &stat) != nil {
@@ -88,21 +128,82 @@ func (r *receiver) arrived(fds []int) {
 		if h, ok := r.held[key]; ok {
 			_ = unix.Close(fd) // the same file again: keep the one held, for longer
 			h.until = until
-		} else {
-			r.held[key] = &held{fd: fd, until: until}
+			continue
 		}
+		if reason := r.admission(); reason != "" {
+			_ = unix.Close(fd)
+			refused[reason]++
+			if reason != RefusedUnauthenticated { // no claim can be waiting before the handshake
+				r.refuse(key, until)
+			}
+			continue
+		}
+		r.held[key] = &held{fd: fd, until: until}
+		delete(r.refused, key)
 		for _, w := range r.waiting[key] {
-			w.give(duplicate(r.held[key].fd))
+			w.give(duplicate(fd))
 		}
 		delete(r.waiting, key)
+		fwdmetrics.DescriptorsHeld(context.Background(), 1)
 	}
+	r.report(refused)
 	r.armSweep()
+}
+
+// admission says why a descriptor that just arrived may not be held, or "" when it may; a
+// descriptor it lets be held is counted in the budget.
+func (r *receiver) admission() (refused string) {
+	if !r.admitted {
+		return RefusedUnauthenticated
+	}
+	return r.budget.take(r.peer)
+}
+
+// refuse ends the claims of a refused descriptor at once, and those that come within the
+// retention: the call that needed it fails instead of waiting for what is gone.
+func (r *receiver) refuse(key inode, until time.Time) {
+	for _, w := range r.waiting[key] {
+		w.give(-1)
+	}
+	delete(r.waiting, key)
+	if _, known := r.refused[key]; known || len(r.refused) < maxRefusedRemembered {
+		r.refused[key] = until
+	}
+}
+
+// report counts what was refused, and logs it at most once per reportEvery per connection: a
+// flooding peer must not flood the log too.
+func (r *receiver) report(refused map[string]int) {
+	for reason, n := range refused {
+		fwdmetrics.DescriptorsRefused(context.Background(), reason, n)
+		r.unreported[reason] += n
+	}
+	if len(r.unreported) == 0 || time.Since(r.lastReport) < reportEvery {
+		return
+	}
+	r.lastReport = time.Now()
+	for reason, n := range r.unreported {
+		if reason == RefusedUnauthenticated {
+			log.L().Warnf("fdtransport: closed %d file descriptors a peer on %s passed before its handshake completed", n, r.peerName())
+			continue
+		}
+		log.L().Errorf("fdtransport: closed %d file descriptors from %s at once: over the cap of %d held (%s); the calls that name them fail",
+			n, r.peerName(), r.budget.limit(reason), reason)
+	}
+	clear(r.unreported)
+}
+
+func (r *receiver) peerName() string {
+	if r.peer == "" {
+		return "an unauthenticated connection"
+	}
+	return r.peer
 }
 
 // armSweep makes sure a sweep comes. Every deadline set since the timer was armed is later than
 // the one it was armed for, so one timer per connection does.
 func (r *receiver) armSweep() {
-	if r.sweep == nil && (len(r.held) > 0 || len(r.waiting) > 0) {
+	if r.sweep == nil && (len(r.held) > 0 || len(r.refused) > 0 || len(r.waiting) > 0) {
 		r.sweep = time.AfterFunc(r.retention, r.sweepExpired)
 	}
 }
@@ -126,10 +227,18 @@ func (r *receiver) sweepExpired() {
 		}
 		return false
 	}
+	released := 0
 	for key, h := range r.held {
 		if due(h.until) {
 			_ = unix.Close(h.fd)
 			delete(r.held, key)
+			released++
+		}
+	}
+	r.release(released)
+	for key, until := range r.refused {
+		if due(until) {
+			delete(r.refused, key)
 		}
 	}
 	for key, waiters := range r.waiting {
@@ -162,6 +271,8 @@ func (r *receiver) recv(key inode, give claim) {
 		give(-1)
 	case ok:
 		give(duplicate(h.fd))
+	case time.Now().Before(r.refused[key]):
+		give(-1)
 	default:
 		r.waiting[key] = append(r.waiting[key], waiter{give: give, until: time.Now().Add(r.retention)})
 		r.armSweep()
@@ -176,15 +287,26 @@ func (r *receiver) close() {
 		r.sweep.Stop()
 		r.sweep = nil
 	}
+	released := len(r.held)
 	for key, h := range r.held {
 		_ = unix.Close(h.fd)
 		delete(r.held, key)
 	}
+	r.release(released)
+	clear(r.refused)
 	for key, waiters := range r.waiting {
 		for _, w := range waiters {
 			w.give(-1)
 		}
 		delete(r.waiting, key)
+	}
+}
+
+// release gives the budget back n descriptors no longer held.
+func (r *receiver) release(n int) {
+	if n > 0 {
+		r.budget.release(r.peer, n)
+		fwdmetrics.DescriptorsHeld(context.Background(), -n)
 	}
 }
 

@@ -53,6 +53,9 @@ type instruments struct {
 	policyRouteWrites, linkRouteWrites                  metric.Int64Counter
 	expiryReleases                                      metric.Int64Counter
 	monitorBreaks                                       metric.Int64Counter
+	descriptorsRefused                                  metric.Int64Counter
+	descriptorsHeld                                     metric.Int64UpDownCounter
+	journalWritable                                     metric.Int64Gauge
 	requestDuration, closeDuration                      metric.Float64Histogram
 }
 
@@ -82,10 +85,14 @@ func get() *instruments {
 			{&all.linkRouteWrites, "forwarder_vpp_linkroute_writes", "Main-table routes through a connection's interface reconciled, by kind (adopted, added, replaced, deleted)"},
 			{&all.expiryReleases, "forwarder_vpp_expiry_releases", "Connections released without a Close from their client, by reason (restart_grace, token_expiry)"},
 			{&all.monitorBreaks, "forwarder_vpp_monitor_breaks", "Broken upstream monitor streams, by outcome: resubscribed (hidden) or down (passed on, reported DOWN)"},
+			{&all.descriptorsRefused, "forwarder_vpp_descriptors_refused", "File descriptors a peer passed that were closed at once, by reason (unauthenticated, peer_limit, total_limit)"},
 		} {
 			*c.into, _ = m.Int64Counter(c.name, metric.WithDescription(c.description))
 		}
 		all.journalRecords, _ = m.Int64UpDownCounter("forwarder_vpp_journal_records", metric.WithDescription("Connection records the journal holds"))
+		all.descriptorsHeld, _ = m.Int64UpDownCounter("forwarder_vpp_descriptors_held", metric.WithDescription("File descriptors received from peers and held for their calls to claim"))
+		all.journalWritable, _ = m.Int64Gauge("forwarder_vpp_journal_writable",
+			metric.WithDescription("1 while the journal is written to NSM_STATE_DIR, 0 while the directory is not writable and restart recovery is off"))
 		all.requestDuration, _ = m.Float64Histogram("forwarder_vpp_request_duration", metric.WithUnit("s"),
 			metric.WithDescription("Duration of Requests through the forwarder's chain, by result (ok, error)"), metric.WithExplicitBucketBoundaries(latencyBuckets...))
 		all.closeDuration, _ = m.Float64Histogram("forwarder_vpp_close_duration", metric.WithUnit("s"),
@@ -126,6 +133,29 @@ func JournalRecords(ctx context.Context, delta int) {
 // JournalWrite counts one journal write or removal and whether it failed.
 func JournalWrite(ctx context.Context, err error) {
 	add(ctx, get().journalWrites, 1, "result", result(err))
+}
+
+// DescriptorsRefused counts n received descriptors closed at once for reason.
+func DescriptorsRefused(ctx context.Context, reason string, n int) {
+	add(ctx, get().descriptorsRefused, n, "reason", reason)
+}
+
+// DescriptorsHeld adds delta to the number of received descriptors held.
+func DescriptorsHeld(ctx context.Context, delta int) {
+	if i := get().descriptorsHeld; delta != 0 && i != nil {
+		i.Add(ctx, int64(delta))
+	}
+}
+
+// JournalWritable records whether the journal is written to disk (restart recovery on).
+func JournalWritable(ctx context.Context, writable bool) {
+	if i := get().journalWritable; i != nil {
+		value := int64(0)
+		if writable {
+			value = 1
+		}
+		i.Record(ctx, value)
+	}
 }
 
 // Kinder is a write that says which kind it is (routeview.Op).

@@ -39,6 +39,10 @@ func TestInstrumentsRecordIntoTheGlobalProvider(t *testing.T) {
 	fwdmetrics.JournalRecords(ctx, -1)
 	fwdmetrics.JournalWrite(ctx, errors.New("disk full"))
 	fwdmetrics.LeftoversFound(ctx, fwdmetrics.KindConnection, 0) // nothing found records nothing
+	fwdmetrics.DescriptorsRefused(ctx, "peer_limit", 3)
+	fwdmetrics.DescriptorsHeld(ctx, 5)
+	fwdmetrics.DescriptorsHeld(ctx, -2)
+	fwdmetrics.JournalWritable(ctx, false)
 
 	var data metricdata.ResourceMetrics
 	require.NoError(t, reader.Collect(ctx, &data))
@@ -55,6 +59,9 @@ func TestInstrumentsRecordIntoTheGlobalProvider(t *testing.T) {
 	require.Equal(t, map[string]float64{"": 2}, got["forwarder_vpp_journal_records"])
 	require.Equal(t, map[string]float64{"result=error": 1}, got["forwarder_vpp_journal_writes"])
 	require.NotContains(t, got, "forwarder_vpp_leftovers_found")
+	require.Equal(t, map[string]float64{"reason=peer_limit": 3}, got["forwarder_vpp_descriptors_refused"])
+	require.Equal(t, map[string]float64{"": 3}, got["forwarder_vpp_descriptors_held"])
+	require.Equal(t, map[string]float64{"": 0}, got["forwarder_vpp_journal_writable"])
 }
 
 // points flattens a sum or a histogram into value (count, for a histogram) by its one attribute.
@@ -70,6 +77,10 @@ func points(data metricdata.Aggregation) map[string]float64 {
 	case metricdata.Sum[int64]:
 		for _, p := range d.DataPoints {
 			out[key(p.Attributes)] += float64(p.Value)
+		}
+	case metricdata.Gauge[int64]:
+		for _, p := range d.DataPoints {
+			out[key(p.Attributes)] = float64(p.Value)
 		}
 	case metricdata.Histogram[float64]:
 		for _, p := range d.DataPoints {

@@ -39,7 +39,10 @@ func TokenGenerator(identity Identity, maxTokenLifetime time.Duration) token.Gen
 // waiting for the dead peer (WaitForReady) until the heal's own deadline. Unlike the stock
 // forwarder's, a dial that is refused fails at once instead of retrying until the dial timeout.
 // WaitForReady stays for calls on a live connection that is briefly reconnecting.
-func DialOptions(identity Identity, tokens token.GeneratorFunc, ka Keepalive) []grpc.DialOption {
+//
+// fdOptions configure descriptor passing; pass the server's fdtransport.WithBudget here too, so
+// that the caps on descriptors held count a peer's across both directions.
+func DialOptions(identity Identity, tokens token.GeneratorFunc, ka Keepalive, fdOptions ...fdtransport.Option) []grpc.DialOption {
 	tlsConfig := tlsconfig.MTLSClientConfig(identity, identity, tlsconfig.AuthorizeAny())
 	tlsConfig.MinVersion = tls.VersionTLS12
 	return append(tracing.WithTracingDial(),
@@ -51,7 +54,7 @@ func DialOptions(identity Identity, tokens token.GeneratorFunc, ka Keepalive) []
 			grpc.WaitForReady(true),
 			grpc.PerRPCCredentials(token.NewPerRPCCredentials(tokens)),
 		),
-		grpc.WithTransportCredentials(fdtransport.TransportCredentials(credentials.NewTLS(tlsConfig))),
+		grpc.WithTransportCredentials(fdtransport.TransportCredentials(credentials.NewTLS(tlsConfig), fdOptions...)),
 		grpcfd.WithChainStreamInterceptor(),
 		grpcfd.WithChainUnaryInterceptor(),
 		ka.DialOption(),
@@ -59,10 +62,11 @@ func DialOptions(identity Identity, tokens token.GeneratorFunc, ka Keepalive) []
 }
 
 // ServerOptions are the options of the forwarder's gRPC server: mTLS with the SVID, fd passing,
-// tracing, keepalive with an enforcement policy that accepts the clients' pings.
-func ServerOptions(identity Identity, ka Keepalive) []grpc.ServerOption {
+// tracing, keepalive with an enforcement policy that accepts the clients' pings. Descriptors a
+// client sends are held only once its handshake is done, within the caps of fdOptions' budget.
+func ServerOptions(identity Identity, ka Keepalive, fdOptions ...fdtransport.Option) []grpc.ServerOption {
 	tlsConfig := tlsconfig.MTLSServerConfig(identity, identity, tlsconfig.AuthorizeAny())
 	tlsConfig.MinVersion = tls.VersionTLS12
-	options := append(tracing.WithTracing(), grpc.Creds(fdtransport.TransportCredentials(credentials.NewTLS(tlsConfig))))
+	options := append(tracing.WithTracing(), grpc.Creds(fdtransport.TransportCredentials(credentials.NewTLS(tlsConfig), fdOptions...)))
 	return append(options, ka.ServerOptions()...)
 }

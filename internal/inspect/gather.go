@@ -37,6 +37,7 @@ func Gather(ctx context.Context, src Sources) *Report {
 	if r.Journal.ForwarderRunning, err = journal.Locked(src.JournalDir); err != nil && r.Journal.Error == "" {
 		r.Journal.Error = err.Error()
 	}
+	r.Journal.Unwritable = journal.Unwritable(src.JournalDir)
 	vpp := readVPP(ctx, &r.VPP)
 	first, count := tableRange()
 	spaces := newNamespaces(kernelmark.Protocol)

@@ -23,6 +23,9 @@ type JournalReport struct {
 	// its connections are leftovers the next run adopts or releases.
 	ForwarderRunning bool   `json:"forwarderRunning"`
 	Error            string `json:"error,omitempty"`
+	// Unwritable says why the journal's directory takes no writes; a running forwarder then holds
+	// its records in memory only and restart recovery is off until it does. Empty when writable.
+	Unwritable string `json:"unwritable,omitempty"`
 }
 
 // VPPReport says which VPP was read.

@@ -14,6 +14,9 @@ func WriteText(w io.Writer, r *Report) error {
 		running = "yes"
 	}
 	p.line(0, "journal %s (forwarder running: %s)%s", r.Journal.Dir, running, errorSuffix(r.Journal.Error))
+	if r.Journal.Unwritable != "" {
+		p.line(1, "RESTART RECOVERY OFF: the directory takes no writes (%s); a running forwarder holds its connections in memory only", r.Journal.Unwritable)
+	}
 	p.line(0, "VPP %s: %d interfaces%s", r.VPP.Socket, r.VPP.Interfaces, errorSuffix(r.VPP.Error))
 	for _, c := range r.Connections {
 		p.connection(c)

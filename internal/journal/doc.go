@@ -17,6 +17,14 @@
 // releases what it names with backoff (Retire). A record that cannot be read is moved to the
 // unreadable subdirectory, never deleted.
 //
+// A directory that takes no writes (a read-only or full filesystem) does not stop the forwarder:
+// the journal holds its records in memory, says loudly that restart recovery is off (an ERROR line
+// at the switch and at each failed probe, the forwarder_vpp_journal_writable gauge, Writable),
+// probes the directory with backoff, and once it takes writes again locks it and writes the whole
+// current set, removing the records forgotten meanwhile. Until then a crash loses what only
+// memory held: the next run does not know those connections, and never touches what they built
+// (inspect lists it as foreign).
+//
 // Each journal directory is locked while its forwarder runs; AdoptSiblings takes over the records
 // of the directories whose forwarder is gone, so that a replaced pod (a new NSM_NAME) finds what
 // its predecessor left.

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/pkg/errors"
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
@@ -27,12 +28,19 @@ const (
 
 // Journal is the set of records in one directory, which it holds locked while it is open. It is
 // safe for concurrent use. A nil *Journal records nothing.
+//
+// While the directory takes no writes (read-only, full), the journal keeps its records in memory
+// and restart recovery is off; it probes the directory with backoff and, once it is writable, takes
+// its lock and writes the whole current set (see disk).
 type Journal struct {
-	dir  string
-	lock *os.File
+	dir        string
+	siblingKey string
+	logger     log.Logger
 
 	mu      sync.Mutex
 	entries map[string]*entry
+
+	disk disk
 }
 
 // entry is one connection's record; its lock orders everything done to that record.
@@ -52,57 +60,107 @@ type entry struct {
 // Open uses dir (created if missing) as the journal: it locks it against any other forwarder, loads
 // what it holds, and with AdoptSiblings takes over the records of sibling directories whose
 // forwarder is gone. A record that cannot be read is moved aside into the unreadable subdirectory,
-// never deleted, and does not stop the forwarder. Open fails when dir cannot be created, written or
-// locked.
+// never deleted, and does not stop the forwarder.
+//
+// A directory that cannot be created or written (a read-only filesystem, a full one, no
+// permission) does not fail Open: the journal starts in memory, says so (Writable, a log line at
+// ERROR, the forwarder_vpp_journal_writable gauge) and writes its records once it can. Open fails
+// when dir is not a directory, cannot be read, or another running forwarder holds it.
 func Open(ctx context.Context, dir string, opts ...Option) (*Journal, error) {
 	o := &options{}
 	for _, opt := range opts {
 		opt(o)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, errors.Wrap(err, "creating the journal directory")
-	}
-	if err := probeWritable(dir); err != nil {
-		return nil, err
-	}
-	lock, err := lockDir(dir)
+	j := &Journal{dir: dir, siblingKey: o.siblingKey, logger: log.FromContext(ctx), entries: map[string]*entry{}}
+	unwritable, err := prepareDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	j := &Journal{dir: dir, lock: lock, entries: map[string]*entry{}}
+	if j.disk.lock, err = lockDir(dir, unwritable != nil); err != nil {
+		return nil, err
+	}
 	loaded := loadDir(ctx, dir)
 	for _, rec := range loaded {
 		j.entries[rec.ID] = &entry{rec: rec}
 	}
 	fwdmetrics.JournalRecords(ctx, len(loaded))
-	if o.siblingKey != "" {
-		if err := writeOwner(dir, o.siblingKey); err != nil {
-			_ = j.Close()
-			return nil, err
+	if unwritable == nil && o.siblingKey != "" {
+		if unwritable = writeOwner(dir, o.siblingKey); unwritable == nil {
+			j.adoptSiblings(ctx, o.siblingKey)
 		}
-		j.adoptSiblings(ctx, o.siblingKey)
 	}
+	if unwritable != nil {
+		j.goOffline(unwritable, "")
+		if o.siblingKey != "" {
+			j.logger.Warnf("journal: the journals of replaced forwarders beside %s are left where they are: the run after this one adopts them", dir)
+		}
+		return j, nil
+	}
+	fwdmetrics.JournalWritable(ctx, true)
 	return j, nil
 }
 
-// Close releases the journal's lock; the records stay on disk for the next run.
+// prepareDir creates dir if need be and checks that it takes a write. unwritable says why it does
+// not, when the filesystem refuses (read-only, full, no permission); err is anything else.
+func prepareDir(dir string) (unwritable, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		if refusesWrites(err) {
+			return errors.Wrap(err, "creating the journal directory"), nil
+		}
+		return nil, errors.Wrap(err, "creating the journal directory")
+	}
+	if err := probeWritable(dir); err != nil {
+		if refusesWrites(err) {
+			return err, nil
+		}
+		return nil, err
+	}
+	return nil, nil
+}
+
+// refusesWrites tells a filesystem that refuses writes, which may change, from a journal that
+// cannot be (a path that is not a directory).
+func refusesWrites(err error) bool {
+	for _, errno := range []unix.Errno{unix.EROFS, unix.ENOSPC, unix.EDQUOT, unix.EACCES, unix.EPERM} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
+}
+
+// Close stops probing an unwritable directory and releases the journal's lock; the records stay
+// on disk for the next run.
 func (j *Journal) Close() error {
-	if j == nil || j.lock == nil {
+	if j == nil {
 		return nil
 	}
-	return j.lock.Close()
+	j.stopProbing()
+	j.disk.mu.Lock()
+	defer j.disk.mu.Unlock()
+	if j.disk.lock == nil {
+		return nil
+	}
+	err := j.disk.lock.Close()
+	j.disk.lock = nil
+	return err
 }
 
 // Dir is the journal's directory.
 func (j *Journal) Dir() string { return j.dir }
 
+// probeWritable writes a byte, not just a name: a full tmpfs still creates empty files.
 func probeWritable(dir string) error {
 	probe, err := os.CreateTemp(dir, tempPrefix)
 	if err != nil {
 		return errors.Wrap(err, "journal directory is not writable")
 	}
-	_ = probe.Close()
-	return os.Remove(probe.Name())
+	_, err = probe.Write([]byte{0})
+	if closeErr := probe.Close(); err == nil {
+		err = closeErr
+	}
+	_ = os.Remove(probe.Name())
+	return errors.Wrap(err, "journal directory takes no writes")
 }
 
 // loadDir reads every record of dir, moving unreadable ones aside, and removes the temporary files
@@ -229,15 +287,15 @@ func (j *Journal) Forget(id string) error {
 	return j.forgetLocked(id, e)
 }
 
+// forgetLocked forgets the record; a removal the directory refuses is done once it is writable.
 func (j *Journal) forgetLocked(id string, e *entry) error {
 	if e.rec != nil {
-		err := os.Remove(filepath.Join(j.dir, fileName(id)))
-		if os.IsNotExist(err) {
-			err = nil
-		}
-		fwdmetrics.JournalWrite(context.Background(), err)
-		if err != nil {
-			return errors.Wrapf(err, "journal: removing the record of %s", id)
+		if !j.deferToMemory(id) {
+			err := removeRecord(j.dir, id)
+			fwdmetrics.JournalWrite(context.Background(), err)
+			if err != nil {
+				j.goOffline(err, id)
+			}
 		}
 		fwdmetrics.JournalRecords(context.Background(), -1)
 	}
@@ -265,6 +323,21 @@ func (j *Journal) lockedEntry(id string) *entry {
 	}
 }
 
+// unlockEntry unlocks an entry lockedEntry returned, and takes it out of the map if it holds no
+// record: a call that failed before anything was recorded leaves the journal as it found it, and
+// a client cannot grow the map by failing Requests under ever new connection IDs.
+func (j *Journal) unlockEntry(id string, e *entry) {
+	if e.rec == nil && !e.detached {
+		e.detached = true
+		j.mu.Lock()
+		if j.entries[id] == e {
+			delete(j.entries, id)
+		}
+		j.mu.Unlock()
+	}
+	e.mu.Unlock()
+}
+
 func (j *Journal) entry(id string, create bool) *entry {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -276,15 +349,23 @@ func (j *Journal) entry(id string, create bool) *entry {
 	return e
 }
 
-// store writes rec as the entry's record, unless the entry already holds the same content.
+// store writes rec as the entry's record, unless the entry already holds the same content. While
+// the directory takes no writes, the record is held in memory only and written once it does: a
+// Request is never refused for a full or read-only disk, only its restart recovery is lost.
 func (j *Journal) store(e *entry, rec *Record) error {
 	if e.rec != nil && e.rec.Committed.equal(rec.Committed) && e.rec.Intent.equal(rec.Intent) && sameNamespaces(e.rec, rec) {
 		return nil
 	}
-	err := writeRecord(j.dir, rec)
-	fwdmetrics.JournalWrite(context.Background(), err)
+	data, err := encode(rec)
 	if err != nil {
-		return err
+		return errors.Wrapf(err, "journal: encoding %s", rec.ID)
+	}
+	if !j.deferToMemory(rec.ID) {
+		err = writeData(j.dir, rec.ID, data)
+		fwdmetrics.JournalWrite(context.Background(), err)
+		if err != nil {
+			j.goOffline(err, rec.ID)
+		}
 	}
 	if e.rec == nil {
 		fwdmetrics.JournalRecords(context.Background(), 1)
@@ -316,6 +397,10 @@ func writeRecord(dir string, rec *Record) error {
 	if err != nil {
 		return errors.Wrapf(err, "journal: encoding %s", rec.ID)
 	}
+	return writeData(dir, rec.ID, data)
+}
+
+func writeData(dir, id string, data []byte) error {
 	temp, err := os.CreateTemp(dir, tempPrefix)
 	if err != nil {
 		return errors.Wrap(err, "journal")
@@ -325,11 +410,19 @@ func writeRecord(dir string, rec *Record) error {
 		err = closeErr
 	}
 	if err == nil {
-		err = os.Rename(temp.Name(), filepath.Join(dir, fileName(rec.ID)))
+		err = os.Rename(temp.Name(), filepath.Join(dir, fileName(id)))
 	}
 	if err != nil {
 		_ = os.Remove(temp.Name())
-		return errors.Wrapf(err, "journal: writing the record of %s", rec.ID)
+		return errors.Wrapf(err, "journal: writing the record of %s", id)
+	}
+	return nil
+}
+
+func removeRecord(dir, id string) error {
+	err := os.Remove(filepath.Join(dir, fileName(id)))
+	if err != nil && !os.IsNotExist(err) {
+		return errors.Wrapf(err, "journal: removing the record of %s", id)
 	}
 	return nil
 }

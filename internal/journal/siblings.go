@@ -22,9 +22,16 @@ const (
 )
 
 // lockDir takes dir's lock, which the kernel releases when the process dies however it dies: a
-// directory whose lock is free belongs to no running forwarder.
-func lockDir(dir string) (*os.File, error) {
+// directory whose lock is free belongs to no running forwarder. In a directory that takes no
+// writes, an existing lock file is locked read-only (flock needs no write access), and a missing
+// one is no lock at all (nil): it is taken before anything is written there.
+func lockDir(dir string, unwritable bool) (*os.File, error) {
 	f, held, err := tryLock(dir)
+	if err != nil && unwritable {
+		if f, held, err = tryLockReadOnly(dir); err != nil {
+			return nil, nil //nolint:nilerr // no lock file, and none can be made: taken once writable
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +46,18 @@ func tryLock(dir string) (f *os.File, held bool, err error) {
 	if err != nil {
 		return nil, false, errors.Wrap(err, "journal: opening the lock")
 	}
+	return flock(f)
+}
+
+func tryLockReadOnly(dir string) (f *os.File, held bool, err error) {
+	f, err = os.Open(filepath.Join(dir, lockFile)) //nolint:gosec // the journal's own lock
+	if err != nil {
+		return nil, false, errors.Wrap(err, "journal: opening the lock")
+	}
+	return flock(f)
+}
+
+func flock(f *os.File) (locked *os.File, held bool, err error) {
 	if err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
@@ -120,7 +139,7 @@ func (j *Journal) adoptSibling(ctx context.Context, sibling string) {
 				fwdmetrics.JournalRecords(ctx, 1)
 			}
 		}
-		e.mu.Unlock()
+		j.unlockEntry(rec.ID, e)
 		if err != nil {
 			log.FromContext(ctx).Errorf("journal: adopting %s from %s: %v", rec.ID, sibling, err)
 			complete = false

@@ -21,19 +21,23 @@ func (j *Journal) Begin(id string, conn *networkservice.Connection) error {
 		return nil
 	}
 	e := j.lockedEntry(id)
-	defer e.mu.Unlock()
-	e.generation++
+	defer j.unlockEntry(id, e)
 	rec := e.record(id)
 	incoming, err := normalize(rec, conn)
 	if err != nil {
 		return err
 	}
-	if rec.Committed != nil && proto.Equal(rec.Committed.Incoming, incoming) ||
-		rec.Intent != nil && proto.Equal(rec.Intent.Incoming, incoming) {
-		return nil
+	if rec.Committed == nil || !proto.Equal(rec.Committed.Incoming, incoming) {
+		if rec.Intent == nil || !proto.Equal(rec.Intent.Incoming, incoming) {
+			rec.Intent = &State{Incoming: incoming}
+			if err := j.store(e, rec); err != nil {
+				return err
+			}
+		}
 	}
-	rec.Intent = &State{Incoming: incoming}
-	return j.store(e, rec)
+	// Only a Begin that took hold stops a retried cleanup: one that failed programmed nothing.
+	e.generation++
+	return nil
 }
 
 // Intend completes the intent of the connection id once its next hop answered with outgoing,
@@ -44,7 +48,7 @@ func (j *Journal) Intend(id string, outgoing *networkservice.Connection) error {
 		return nil
 	}
 	e := j.lockedEntry(id)
-	defer e.mu.Unlock()
+	defer j.unlockEntry(id, e)
 	rec := e.record(id)
 	out, err := normalize(rec, outgoing)
 	if err != nil {
@@ -76,7 +80,7 @@ func (j *Journal) Commit(id string, incoming, outgoing *networkservice.Connectio
 		return nil
 	}
 	e := j.lockedEntry(id)
-	defer e.mu.Unlock()
+	defer j.unlockEntry(id, e)
 	rec := e.record(id)
 	in, err := normalize(rec, incoming)
 	if err != nil {

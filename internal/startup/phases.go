@@ -24,6 +24,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/authz"
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
 	"github.com/nsmfwd/forwarder-vpp/internal/eagerstream"
+	"github.com/nsmfwd/forwarder-vpp/internal/fdtransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
@@ -86,6 +87,7 @@ type forwarder struct {
 	// vppEnded is set once the VPP the forwarder started has ended.
 	vppEnded    atomic.Bool
 	identity    *svid.Source
+	descriptors fdtransport.Option // the caps on descriptors held, shared by the server and the dials
 	dialOptions []grpc.DialOption
 	server      *grpc.Server
 }
@@ -193,11 +195,24 @@ func (f *forwarder) openJournal() (err error) {
 	// One journal per forwarder name, locked while it runs. A DaemonSet names each pod anew, so the
 	// journals of replaced pods (same service, same VPP) are adopted when their lock is free.
 	siblings := journal.AdoptSiblings(fmt.Sprintf("service=%s vpp=%s", f.cfg.NSName, f.cfg.VppAPISocket))
-	if f.connections, err = journal.Open(f.ctx, filepath.Join(f.cfg.StateDir, f.cfg.Name), siblings); err != nil {
+	// A read-only or full directory does not stop the forwarder (journal.Open): it serves with
+	// restart recovery off until the directory takes writes.
+	journalCtx := log.WithLog(f.ctx, stateDirLogger{Logger: log.FromContext(f.ctx), stateDir: f.cfg.StateDir})
+	if f.connections, err = journal.Open(journalCtx, filepath.Join(f.cfg.StateDir, f.cfg.Name), siblings); err != nil {
 		return fmt.Errorf("NSM_STATE_DIR=%s: %w", f.cfg.StateDir, err)
 	}
 	f.phases.OnStop("close the connection journal", journalCloseBound, func(context.Context) error { return f.connections.Close() })
 	return nil
+}
+
+// stateDirLogger names NSM_STATE_DIR in the journal's errors, the variable an operator fixes.
+type stateDirLogger struct {
+	log.Logger
+	stateDir string
+}
+
+func (l stateDirLogger) Errorf(format string, v ...interface{}) {
+	l.Logger.Errorf("NSM_STATE_DIR=%s: "+format, append([]interface{}{l.stateDir}, v...)...)
 }
 
 func (f *forwarder) findLeftovers() (err error) {
@@ -228,7 +243,8 @@ func (f *forwarder) fetchIdentity() (err error) {
 		return err
 	}
 	f.phases.OnStop("close the SVID source", identityCloseBound, func(context.Context) error { return f.identity.Close() })
-	f.dialOptions = grpctransport.DialOptions(f.identity, grpctransport.TokenGenerator(f.identity, f.cfg.MaxTokenLifetime), grpctransport.DefaultKeepalive)
+	f.descriptors = fdtransport.WithBudget(fdtransport.NewBudget(f.cfg.MaxHeldDescriptorsPerPeer, f.cfg.MaxHeldDescriptors))
+	f.dialOptions = grpctransport.DialOptions(f.identity, grpctransport.TokenGenerator(f.identity, f.cfg.MaxTokenLifetime), grpctransport.DefaultKeepalive, f.descriptors)
 	return nil
 }
 
@@ -267,7 +283,7 @@ func (f *forwarder) buildEndpoint() error {
 			return stopCtx.Err()
 		}
 	})
-	f.server = grpc.NewServer(grpctransport.ServerOptions(f.identity, grpctransport.DefaultKeepalive)...)
+	f.server = grpc.NewServer(grpctransport.ServerOptions(f.identity, grpctransport.DefaultKeepalive, f.descriptors)...)
 	endpoint.Register(f.server)
 	return nil
 }

@@ -22,7 +22,7 @@ var (
 		"ResourcePollTimeout", "DevicePluginPath", "PodResourcesPath", "SRIOVConfigFile",
 		"PCIDevicesPath", "PCIDriversPath", "CgroupPath", "VFIOPath",
 	}
-	ourOnlyFields = []string{"KernelInterfaceType", "StateDir"}
+	ourOnlyFields = []string{"KernelInterfaceType", "StateDir", "MaxHeldDescriptorsPerPeer", "MaxHeldDescriptors"}
 )
 
 // TestConfigDefaultsAreStocks reads the stock cmd-forwarder-vpp's config struct and requires the
