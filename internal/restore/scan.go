@@ -42,9 +42,7 @@ func Scan(ctx context.Context, releaser *Releaser, j *journal.Journal, kernelTap
 	sideIDs, firstIDs := map[string]bool{}, map[string]bool{}
 	for _, rec := range j.Records() {
 		lo := &leftover{rec: rec}
-		for _, id := range rec.IDs() {
-			l.byID[id] = lo
-		}
+		l.byID[rec.ID] = lo
 		for id := range rec.SideIDs() {
 			sideIDs[id] = true
 		}
