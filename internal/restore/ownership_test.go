@@ -109,4 +109,3 @@ func TestARecordedIndexWithAnotherKindIsNotReleased(t *testing.T) {
 	require.NoError(t, leftovers.ReleaseAll(ctx))
 	require.Equal(t, foreign, v.interfaces(), "a tap was released for a recorded af_packet interface")
 }
-
