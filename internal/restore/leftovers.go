@@ -35,6 +35,33 @@ type Leftovers struct {
 	byID map[string]*leftover
 	// lifetime bounds the retries of releases that fail (see ExpireAfter).
 	lifetime context.Context
+	// serialize runs a release made outside the chain under the connection's lock (SerializeWith).
+	serialize func(id string, f func())
+}
+
+// SerializeWith makes every release the chain does not drive (ReleaseOwned, the grace period's,
+// and the Close that NewCloseServer handles) run through do, under the lock of the connection it
+// releases: the lock the chain's expiry element holds around each Request, Close and expiry of
+// that connection. Call it before the forwarder serves.
+func (l *Leftovers) SerializeWith(do func(id string, f func())) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.serialize = do
+}
+
+// serialized runs f under the lock of connection id, if SerializeWith gave one.
+func (l *Leftovers) serialized(id string, f func()) {
+	l.mu.Lock()
+	do := l.serialize
+	l.mu.Unlock()
+	if do == nil {
+		f()
+		return
+	}
+	do(id, f)
 }
 
 // Owners lists the journal IDs of the connections still waiting, sorted.
@@ -63,19 +90,38 @@ func (l *Leftovers) claim(conn *networkservice.Connection) *leftover {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.claimLocked(l.findLocked(conn))
+}
+
+// findLocked is the unclaimed leftover of conn's hop, or nil. Call with l.mu held.
+func (l *Leftovers) findLocked(conn *networkservice.Connection) *leftover {
 	if lo, ok := l.byID[conn.GetId()]; ok {
-		return l.claimLocked(lo)
+		if lo.claimed {
+			return nil
+		}
+		return lo
 	}
 	hop, ok := journal.HopOf(conn)
 	if !ok {
 		return nil
 	}
 	for _, lo := range l.byID {
-		if lo.rec.RenamedAs(conn.GetId(), hop) {
-			return l.claimLocked(lo)
+		if !lo.claimed && lo.rec.RenamedAs(conn.GetId(), hop) {
+			return lo
 		}
 	}
 	return nil
+}
+
+// waiting is whether conn's hop has a leftover no Request claimed: a cheap look before a Close is
+// authorized.
+func (l *Leftovers) waiting(conn *networkservice.Connection) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.findLocked(conn) != nil
 }
 
 // claimOwned takes the leftover whose record is id's, or returns nil.
@@ -141,13 +187,16 @@ func (l *Leftovers) release(ctx context.Context, lo *leftover) error {
 	return l.journal.Retire(log.WithLog(retries, log.FromContext(ctx)), lo.rec.ID, l.releaser.Release)
 }
 
-// ReleaseOwned releases the leftovers whose records are those of ids.
+// ReleaseOwned releases the leftovers whose records are those of ids, each under its connection's
+// lock (see SerializeWith): a Request that began on it first completes, and claims it.
 func (l *Leftovers) ReleaseOwned(ctx context.Context, ids ...string) error {
 	var errs []error
 	for _, id := range ids {
-		if lo := l.claimOwned(id); lo != nil {
-			errs = append(errs, l.release(ctx, lo))
-		}
+		l.serialized(id, func() {
+			if lo := l.claimOwned(id); lo != nil {
+				errs = append(errs, l.release(ctx, lo))
+			}
+		})
 	}
 	return errors.Join(errs...)
 }
