@@ -12,7 +12,7 @@ import (
 type expiryServer struct {
 	chainCtx context.Context
 	options  *options
-	registry
+	*registry
 }
 
 // NewServer returns the element. Place it after authorize (any position in the endpoint's
@@ -22,7 +22,10 @@ func NewServer(chainCtx context.Context, opts ...Option) networkservice.NetworkS
 	for _, opt := range opts {
 		opt(o)
 	}
-	return &expiryServer{chainCtx: chainCtx, options: o, registry: newRegistry()}
+	if o.locks == nil {
+		o.locks = NewLocks()
+	}
+	return &expiryServer{chainCtx: chainCtx, options: o, registry: &o.locks.registry}
 }
 
 func (s *expiryServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {

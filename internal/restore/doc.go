@@ -4,11 +4,14 @@
 // A forwarder that restarts loses its memory, but VPP (an external instance) and the kernel keep
 // everything it built. The journal (package journal) says what that was: per connection, both of
 // its sides, the VPP interface and kernel interfaces of each, and the identity of every namespace
-// involved. Nothing else is proof: sdk-vpp tags VPP interfaces with the bare connection ID, and a
-// VPP shared with another agent (Calico-VPP tags its pod interfaces) holds tagged interfaces that
-// are not this forwarder's, so an interface is released only when its tag is the ID of a
-// connection the journal holds, a veth end only when its alias names one, and kernel state only in
-// the namespace whose recorded identity (package netnsid) still matches.
+// involved. Nothing else is proof: sdk-vpp tags VPP interfaces with the bare connection ID, which
+// the wire chooses, a VPP shared with another agent (Calico-VPP tags its pod interfaces) holds
+// tagged interfaces that are not this forwarder's, and every hop of a local chain gives its veth
+// ends the same alias. So a VPP interface is released only when the journal names its sw_if_index
+// and VPP still shows it with the recorded tag, kind and host interface, a veth end only by its
+// recorded ifindex, name and MAC, and kernel state only in the namespace whose recorded identity
+// (package netnsid) still matches. A connection's record is found by this forwarder's own hop of
+// its path (journal.Hop), never by an ID another hop of the same path shares.
 //
 // Scan turns the journal's records into Leftovers at start-up. When a connection is requested
 // again, NewServer and NewClient adopt each side that is exactly what the Request and the next
@@ -17,6 +20,7 @@
 // run had built them, and the chain rewrites nothing. A side that differs is released first and
 // rebuilt. Policy rules and routes are never released for a returning connection: the chain's
 // reconciling elements adopt what is right and fix what is not. A connection not requested again
-// within the grace period (the token lifetime) is released with everything its record names, and
-// a release that fails is retried with backoff, keeping the record.
+// within the grace period (the token lifetime), or closed (NewCloseServer), is released with
+// everything its record names, under the connection's lock, and a release that fails is retried
+// with backoff, keeping the record.
 package restore

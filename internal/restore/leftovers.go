@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
@@ -28,10 +29,39 @@ type Leftovers struct {
 	releaser *Releaser
 	adopter  *adopter
 
-	mu   sync.Mutex
+	mu sync.Mutex
+	// byID holds each leftover under its record's ID only, this forwarder's own segment of the
+	// path: never under the path's other IDs, which another hop of the same path shares.
 	byID map[string]*leftover
 	// lifetime bounds the retries of releases that fail (see ExpireAfter).
 	lifetime context.Context
+	// serialize runs a release made outside the chain under the connection's lock (SerializeWith).
+	serialize func(id string, f func())
+}
+
+// SerializeWith makes every release the chain does not drive (ReleaseOwned, the grace period's,
+// and the Close that NewCloseServer handles) run through do, under the lock of the connection it
+// releases: the lock the chain's expiry element holds around each Request, Close and expiry of
+// that connection. Call it before the forwarder serves.
+func (l *Leftovers) SerializeWith(do func(id string, f func())) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.serialize = do
+}
+
+// serialized runs f under the lock of connection id, if SerializeWith gave one.
+func (l *Leftovers) serialized(id string, f func()) {
+	l.mu.Lock()
+	do := l.serialize
+	l.mu.Unlock()
+	if do == nil {
+		f()
+		return
+	}
+	do(id, f)
 }
 
 // Owners lists the journal IDs of the connections still waiting, sorted.
@@ -41,11 +71,9 @@ func (l *Leftovers) Owners() []string {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	seen := map[*leftover]bool{}
 	var owners []string
 	for _, lo := range l.byID {
-		if !seen[lo] && !lo.claimed {
-			seen[lo] = true
+		if !lo.claimed {
 			owners = append(owners, lo.rec.ID)
 		}
 	}
@@ -53,20 +81,65 @@ func (l *Leftovers) Owners() []string {
 	return owners
 }
 
-// claim takes the leftover any of ids names for a Request, or returns nil.
-func (l *Leftovers) claim(ids []string) *leftover {
+// claim takes the leftover of conn's hop for a Request or a Close, or returns nil: the record of
+// conn's own ID, else the record of the same hop under the name the forwarder had before (see
+// journal.Hop). Never one that merely shares an ID of the path.
+func (l *Leftovers) claim(conn *networkservice.Connection) *leftover {
 	if l == nil {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, id := range ids {
-		if lo, ok := l.byID[id]; ok && !lo.claimed {
-			lo.claimed = true
+	return l.claimLocked(l.findLocked(conn))
+}
+
+// findLocked is the unclaimed leftover of conn's hop, or nil. Call with l.mu held.
+func (l *Leftovers) findLocked(conn *networkservice.Connection) *leftover {
+	if lo, ok := l.byID[conn.GetId()]; ok {
+		if lo.claimed {
+			return nil
+		}
+		return lo
+	}
+	hop, ok := journal.HopOf(conn)
+	if !ok {
+		return nil
+	}
+	for _, lo := range l.byID {
+		if !lo.claimed && lo.rec.RenamedAs(conn.GetId(), hop) {
 			return lo
 		}
 	}
 	return nil
+}
+
+// waiting is whether conn's hop has a leftover no Request claimed: a cheap look before a Close is
+// authorized.
+func (l *Leftovers) waiting(conn *networkservice.Connection) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.findLocked(conn) != nil
+}
+
+// claimOwned takes the leftover whose record is id's, or returns nil.
+func (l *Leftovers) claimOwned(id string) *leftover {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.claimLocked(l.byID[id])
+}
+
+func (l *Leftovers) claimLocked(lo *leftover) *leftover {
+	if lo == nil || lo.claimed {
+		return nil
+	}
+	lo.claimed = true
+	return lo
 }
 
 // unclaim gives a leftover back after a Request failed: it is still the previous run's, and its
@@ -81,10 +154,8 @@ func (l *Leftovers) unclaim(lo *leftover) {
 func (l *Leftovers) take(lo *leftover) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, id := range lo.rec.IDs() {
-		if l.byID[id] == lo {
-			delete(l.byID, id)
-		}
+	if l.byID[lo.rec.ID] == lo {
+		delete(l.byID, lo.rec.ID)
 	}
 }
 
@@ -116,16 +187,18 @@ func (l *Leftovers) release(ctx context.Context, lo *leftover) error {
 	return l.journal.Retire(log.WithLog(retries, log.FromContext(ctx)), lo.rec.ID, l.releaser.Release)
 }
 
-// ReleaseOwned releases the leftovers any of ids names.
+// ReleaseOwned releases the leftovers whose records are those of ids, each under its connection's
+// lock (see SerializeWith): a Request that began on it first completes, and claims it.
 func (l *Leftovers) ReleaseOwned(ctx context.Context, ids ...string) error {
 	var errs []error
-	for {
-		lo := l.claim(ids)
-		if lo == nil {
-			return errors.Join(errs...)
-		}
-		errs = append(errs, l.release(ctx, lo))
+	for _, id := range ids {
+		l.serialized(id, func() {
+			if lo := l.claimOwned(id); lo != nil {
+				errs = append(errs, l.release(ctx, lo))
+			}
+		})
 	}
+	return errors.Join(errs...)
 }
 
 // ReleaseAll releases every leftover not being claimed.

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 
+	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	"github.com/networkservicemesh/govpp/binapi/tapv2"
@@ -67,15 +68,17 @@ func loggedMessages(hook *logrustest.Hook) []string {
 }
 
 // recordPreviousRun writes what a run of a forwarder named name recorded for a connection into
-// client whose client's side is the tap at swIfIndex, and leaves the journal as that run's death
+// client whose client's side is the tap at swIfIndex, its host side hostName (the client's
+// interface, as the connection's mechanism names it), and leaves the journal as that run's death
 // does: unlocked.
-func recordPreviousRun(t *testing.T, cfg *config.Config, name string, client *vppsimtest.Netns, connectionID string, swIfIndex interface_types.InterfaceIndex) {
+func recordPreviousRun(t *testing.T, cfg *config.Config, name string, client *vppsimtest.Netns, connectionID, hostName string, swIfIndex interface_types.InterfaceIndex) {
 	t.Helper()
 	siblings := journal.AdoptSiblings(fmt.Sprintf("service=%s vpp=%s", cfg.NSName, cfg.VppAPISocket))
 	previous, err := journal.Open(context.Background(), filepath.Join(cfg.StateDir, name), siblings)
 	require.NoError(t, err)
 	conn := deadConnection(client.Path())
 	conn.Id = connectionID
+	kernel.ToMechanism(conn.GetMechanism()).SetInterfaceName(hostName)
 	require.NoError(t, previous.Begin(conn.GetId(), conn))
 	require.NoError(t, previous.Commit(conn.GetId(), conn, nil, []journal.Interface{{Tag: connectionID, SwIfIndex: uint32(swIfIndex)}}))
 	require.NoError(t, previous.Close())
@@ -100,7 +103,7 @@ func TestStartExpiresTheTapAPreviousRunRecordedAndNothingForeign(t *testing.T) {
 			t.Setenv("NSM_MAX_TOKEN_LIFETIME", tokenLifetime.String())
 			cfg, _ := forwarderEnv(t, domain, registrySocket, sim.APISocket())
 			require.Equal(t, "forwarder-test", cfg.Name)
-			recordPreviousRun(t, cfg, previousName, client, "nsc-conn-of-last-run", leftover)
+			recordPreviousRun(t, cfg, previousName, client, "nsc-conn-of-last-run", "fcs-old0", leftover)
 
 			ctx, abort := context.WithCancelCause(context.Background())
 			defer abort(nil)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/golang/protobuf/ptypes/empty"
 	"github.com/pkg/errors"
 	"go.fd.io/govpp/api"
 	"google.golang.org/grpc"
@@ -28,6 +29,9 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanismtranslation"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/roundrobin"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/updatepath"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
+	"github.com/networkservicemesh/sdk/pkg/tools/grpcutils"
 	"github.com/networkservicemesh/sdk/pkg/tools/token"
 
 	"github.com/networkservicemesh/sdk-kernel/pkg/kernel/networkservice/ethernetcontext"
@@ -83,8 +87,12 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 	}
 	nsClient, nseClient := registryClients.NetworkServices, registryClients.NetworkServiceEndpoints
 	pinholeMutex := new(sync.Mutex)
+	// One lock per connection for everything that changes it: the chain's Requests, Closes and
+	// expiry Closes, and the releases of a previous run's connections made outside the chain.
+	locks := expiry.NewLocks()
+	o.leftovers.SerializeWith(locks.Do)
 
-	return endpoint.NewServer(ctx, tokenGenerator,
+	forwarder := endpoint.NewServer(ctx, tokenGenerator,
 		endpoint.WithName(o.name),
 		endpoint.WithAuthorizeServer(o.authorizeServer),
 		endpoint.WithAuthorizeMonitorConnectionServer(o.authorizeMonitorServer),
@@ -95,7 +103,7 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 			// and touches nothing, not even what a previous run left.
 			requestcheck.NewServer(o.requestCheckOptions...),
 			// Before every element that holds resources, so that it covers them all.
-			expiry.NewServer(ctx, o.expiryOptions...),
+			expiry.NewServer(ctx, append(o.expiryOptions, expiry.WithLocks(locks))...),
 			// Namespaces are opened only as the descriptors the peer passed.
 			recvnetns.NewServer(),
 			replyfd.NewServer(),
@@ -123,7 +131,37 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 			pinhole.NewServer(vppConn, pinhole.WithSharedMutex(pinholeMutex)),
 			connect.NewServer(newOnwardClient(ctx, vppConn, tunnelIP, o, ikev2KeyFile, pinholeMutex, nseClient)),
 		),
-	), nil
+	)
+	return &closesLeftovers{
+		Endpoint:      forwarder,
+		closeLeftover: chain.NewNetworkServiceServer(updatepath.NewServer(o.name), restore.NewCloseServer(o.leftovers, o.authorizeServer)),
+	}, nil
+}
+
+// closesLeftovers is the forwarder endpoint with a second look at each Close: sdk's begin drops
+// the Close of a connection this run never established, which is what a previous run's connection
+// is until it is requested again, so its leftover would wait for the whole grace period. The copy
+// of the Close goes through updatepath, as in the endpoint, so that it names this forwarder's
+// segment, and then restore's close element, which authorizes it as the endpoint does.
+type closesLeftovers struct {
+	endpoint.Endpoint
+	closeLeftover networkservice.NetworkServiceServer
+}
+
+// Register serves e, not the endpoint it wraps, whose own Register would bypass Close.
+func (e *closesLeftovers) Register(s *grpc.Server) {
+	grpcutils.RegisterHealthServices(s, e)
+	networkservice.RegisterNetworkServiceServer(s, e)
+	networkservice.RegisterMonitorConnectionServer(s, e)
+}
+
+func (e *closesLeftovers) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
+	_, releaseErr := e.closeLeftover.Close(ctx, conn.Clone())
+	_, err := e.Endpoint.Close(ctx, conn)
+	if err == nil {
+		err = releaseErr
+	}
+	return &empty.Empty{}, err
 }
 
 func validate(vppConn api.Connection, tunnelIP net.IP, o *options) error {
