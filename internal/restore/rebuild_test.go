@@ -1,0 +1,94 @@
+package restore
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/golang/protobuf/ptypes/empty"
+	"github.com/stretchr/testify/require"
+	"github.com/vishvananda/netlink"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
+)
+
+// rebuildsInterface stands for the mechanism element building the client's side again: a
+// Request that claimed no interface of the previous run gets a new one under the same name (the
+// release of the old one took its routes; the rules looking up its tables stay).
+type rebuildsInterface struct {
+	client *clientNetns
+}
+
+func (r *rebuildsInterface) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
+	name := kernel.ToMechanism(request.GetConnection().GetMechanism()).GetInterfaceName()
+	if old, err := r.client.handle.LinkByName(name); err == nil {
+		if err := r.client.handle.LinkDel(old); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.client.handle.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: name + "p"}); err != nil {
+		return nil, err
+	}
+	for _, end := range []string{name, name + "p"} {
+		link, err := r.client.handle.LinkByName(end)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.client.handle.LinkSetUp(link); err != nil {
+			return nil, err
+		}
+	}
+	return next.Server(ctx).Request(ctx, request)
+}
+
+func (r *rebuildsInterface) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
+	return next.Server(ctx).Close(ctx, conn)
+}
+
+// issue 27, crash campaign: a client restarted in its pod after a forwarder kill lost its Close
+// comes back with its own connection ID but a fresh path, so the forwarder's segment gets a new
+// ID. The restarted forwarder matches the Request to the dead run's record, rebuilds the client's
+// side (a first Request has no mechanism yet), and the endpoint hands out a new address. The old
+// address's rule looks up a table hashed from the old ID, which the rebuild emptied and nothing
+// but the old record names: it must go before that record is dropped.
+func TestRebuildUnderANewIDLeavesNoRuleOfTheOldContext(t *testing.T) {
+	client := newClientNetns(t, "nsm-a", "nsm-b")
+	vppConn, fwdNetns, journalDir := testVPP(t), forwarderNetns(t), t.TempDir()
+	onlyB, both := previousLife(t, client, journalDir, vppConn, fwdNetns)
+	oldRules := subtract(both, onlyB)
+	require.Len(t, oldRules, 4)
+
+	restarted := client.connection("conn-a2", "nsm-a", 3)
+	restarted.GetPath().GetPathSegments()[0].Id = "nsc-conn-a"
+	second := startForwarderRun(t, client, journalDir, vppConn, fwdNetns,
+		&rebuildsInterface{client: client}, &answersWithContext{context: restarted.GetContext()})
+	_, err := second.chain.Request(context.Background(), firstRequest(restarted))
+	require.NoError(t, err)
+
+	marked := client.marked(t)
+	for _, old := range oldRules {
+		require.NotContains(t, marked, old, "the previous IP context's rule or route outlived the rebuild")
+	}
+	for _, line := range marked {
+		require.NotContains(t, line, "172.16.1.", "a rule or route of the previous IP context is left: %v", marked)
+	}
+	require.Len(t, marked, len(both), "the new context's rules and routes beside conn-b's: %v", marked)
+	require.Equal(t, []string{"conn-a2", "conn-b"}, recordIDs(t, journalDir))
+
+	_, err = second.chain.Close(context.Background(), restarted)
+	require.NoError(t, err)
+	require.Equal(t, onlyB, client.marked(t), "the Close of the rebuilt connection left state behind")
+}
+
+// subtract is what all holds that some does not.
+func subtract(all, some []string) []string {
+	var out []string
+	for _, line := range all {
+		if !slices.Contains(some, line) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
