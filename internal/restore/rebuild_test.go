@@ -2,8 +2,10 @@ package restore
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/golang/protobuf/ptypes/empty"
 	"github.com/stretchr/testify/require"
@@ -91,4 +93,55 @@ func subtract(all, some []string) []string {
 		}
 	}
 	return out
+}
+
+// holdsRequests keeps every Request of one connection until released, then fails it: a heal that
+// is still in flight, stuck on a next hop that is being killed, when the grace period ends.
+type holdsRequests struct {
+	id               string
+	arrived, release chan struct{}
+}
+
+func (h *holdsRequests) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
+	if request.GetConnection().GetId() != h.id {
+		return next.Server(ctx).Request(ctx, request)
+	}
+	h.arrived <- struct{}{}
+	<-h.release
+	return nil, errors.New("the next hop was killed")
+}
+
+func (h *holdsRequests) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
+	return next.Server(ctx).Close(ctx, conn)
+}
+
+// issue 27, crash campaign: a leftover that a Request claimed when the grace period ended was
+// skipped by it; the Request then failed and gave it back, and nothing released it ever after
+// (its interfaces and journal record stayed for good).
+func TestLeftoverGivenBackAfterTheGracePeriodIsReleased(t *testing.T) {
+	client := newClientNetns(t, "nsm-a", "nsm-b")
+	vppConn, fwdNetns, journalDir := testVPP(t), forwarderNetns(t), t.TempDir()
+	onlyB, _ := previousLife(t, client, journalDir, vppConn, fwdNetns)
+	held := &holdsRequests{id: "conn-a", arrived: make(chan struct{}), release: make(chan struct{})}
+	second := startForwarderRun(t, client, journalDir, vppConn, fwdNetns, held)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const grace = 300 * time.Millisecond
+	second.leftovers.ExpireAfter(ctx, grace)
+	second.request(t, client.connection("conn-b", "nsm-b", 2))
+	failed := make(chan error, 1)
+	go func() {
+		_, err := second.chain.Request(context.Background(), &networkservice.NetworkServiceRequest{Connection: client.connection("conn-a", "nsm-a", 1)})
+		failed <- err
+	}()
+	<-held.arrived
+	time.Sleep(2 * grace)
+	require.Equal(t, []string{"conn-a", "conn-b"}, recordIDs(t, journalDir), "a claimed leftover was released under its Request")
+	close(held.release)
+	require.Error(t, <-failed)
+
+	require.Eventually(t, func() bool { return len(recordIDs(t, journalDir)) == 1 }, 5*time.Second, 20*time.Millisecond,
+		"the leftover given back after its grace period ended is never released")
+	require.Equal(t, []string{"conn-b"}, recordIDs(t, journalDir))
+	require.Equal(t, onlyB, client.marked(t))
 }
