@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,5 +144,38 @@ func TestLeftoverGivenBackAfterTheGracePeriodIsReleased(t *testing.T) {
 	require.Eventually(t, func() bool { return len(recordIDs(t, journalDir)) == 1 }, 5*time.Second, 20*time.Millisecond,
 		"the leftover given back after its grace period ended is never released")
 	require.Equal(t, []string{"conn-b"}, recordIDs(t, journalDir))
+	require.Equal(t, onlyB, client.marked(t))
+}
+
+// A connection that did not come back left its leftover while a new connection of the same pod
+// took its interface name (its veth was replaced): the leftover's release must remove what the
+// old connection left and nothing of the new one's, whose routes leave through a link that only
+// shares the recorded name.
+func TestReleaseLeavesTheRoutesOfALinkThatTookTheRecordedName(t *testing.T) {
+	client := newClientNetns(t, "nsm-a", "nsm-b")
+	vppConn, fwdNetns, journalDir := testVPP(t), forwarderNetns(t), t.TempDir()
+	onlyB, _ := previousLife(t, client, journalDir, vppConn, fwdNetns)
+
+	second := startForwarderRun(t, client, journalDir, vppConn, fwdNetns)
+	second.request(t, client.connection("conn-b", "nsm-b", 2))
+	old, err := client.handle.LinkByName("nsm-a")
+	require.NoError(t, err)
+	require.NoError(t, client.handle.LinkDel(old))
+	client.addInterface(t, "nsm-a")
+	successor := client.connection("conn-z", "nsm-a", 3)
+	second.request(t, successor)
+	var expected []string
+	for _, line := range client.marked(t) {
+		if !strings.Contains(line, "172.16.1.") {
+			expected = append(expected, line)
+		}
+	}
+	require.Len(t, expected, 8, "conn-b's state and conn-z's: %v", client.marked(t))
+
+	require.NoError(t, second.leftovers.ReleaseAll(context.Background()))
+	require.Equal(t, []string{"conn-b", "conn-z"}, recordIDs(t, journalDir))
+	require.Equal(t, expected, client.marked(t), "the release of conn-a touched conn-z's state or left some of its own")
+	_, err = second.chain.Close(context.Background(), successor)
+	require.NoError(t, err)
 	require.Equal(t, onlyB, client.marked(t))
 }
