@@ -50,12 +50,13 @@ func (r *rebuildsInterface) Close(ctx context.Context, conn *networkservice.Conn
 	return next.Server(ctx).Close(ctx, conn)
 }
 
-// issue 27, crash campaign: a client restarted in its pod after a forwarder kill lost its Close
-// comes back with its own connection ID but a fresh path, so the forwarder's segment gets a new
-// ID. The restarted forwarder matches the Request to the dead run's record, rebuilds the client's
-// side (a first Request has no mechanism yet), and the endpoint hands out a new address. The old
-// address's rule looks up a table hashed from the old ID, which the rebuild emptied and nothing
-// but the old record names: it must go before that record is dropped.
+// issue 27, crash campaign: a connection the restarted forwarder matches to the dead run's record
+// comes back under another ID for the forwarder's segment (the forwarder came back under another
+// name, or, while leftovers were claimed by any path segment, a client restarted in its pod with a
+// fresh path). Its client's side is rebuilt (a first Request has no mechanism yet) and the
+// endpoint hands out a new address. The old address's rule looks up a table hashed from the old
+// ID, which the rebuild emptied and nothing but the old record names: it must go before that
+// record is dropped.
 func TestRebuildUnderANewIDLeavesNoRuleOfTheOldContext(t *testing.T) {
 	client := newClientNetns(t, "nsm-a", "nsm-b")
 	vppConn, fwdNetns, journalDir := testVPP(t), forwarderNetns(t), t.TempDir()
@@ -65,6 +66,7 @@ func TestRebuildUnderANewIDLeavesNoRuleOfTheOldContext(t *testing.T) {
 
 	restarted := client.connection("conn-a2", "nsm-a", 3)
 	restarted.GetPath().GetPathSegments()[0].Id = "nsc-conn-a"
+	restarted.GetPath().GetPathSegments()[1].Name = "forwarder-renamed"
 	second := startForwarderRun(t, client, journalDir, vppConn, fwdNetns,
 		&rebuildsInterface{client: client}, &answersWithContext{context: restarted.GetContext()})
 	_, err := second.chain.Request(context.Background(), firstRequest(restarted))
