@@ -104,7 +104,8 @@ func (r *Record) States() []*State {
 }
 
 // IDs are every connection ID the record names, sorted: its own, both sides' of every state and
-// their path segments'.
+// their path segments'. They describe the record; they never identify it (see Hop): another hop
+// of the same path names the same IDs.
 func (r *Record) IDs() []string {
 	seen := map[string]bool{r.ID: true}
 	for _, s := range r.States() {
@@ -125,6 +126,55 @@ func (r *Record) IDs() []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// Hop is where a forwarder's connection sits on its path: the position of the forwarder's own
+// segment, that segment's name, and the ID of the segment before it (the peer that asked).
+//
+// Neither a path's segment IDs nor its client's ID tell apart the hops one forwarder carries of
+// one path: in a local chain (nsc, nsmgr, forwarder, nsmgr, pass-through endpoint, nsmgr,
+// forwarder, nsmgr, endpoint) the second hop's path holds every segment of the first. The
+// forwarder's own segment ID does: sdk's updatepath takes it from the Request's segment at that
+// position when the segment carries the forwarder's name. A forwarder that comes back under
+// another name (its pod replaced) gets a new ID there instead, and only the rest of its segment
+// stays: its position and the ID of the segment before it, which is the asking peer's own
+// connection ID (updatepath refuses a Request whose current segment is not the connection's ID).
+// Two hops of one path sit at different positions, and two paths never share the asking peer's
+// connection, so that pair names one hop; it is taken as the same hop only when the name changed,
+// which is the one case in which updatepath issues a new ID.
+type Hop struct {
+	Index    uint32
+	Name     string
+	Previous string
+}
+
+// HopOf is conn's hop, as sdk's updatepath left it for this forwarder; ok is false when the path
+// does not say (no segment at the path's index, or none before it).
+func HopOf(conn *networkservice.Connection) (hop Hop, ok bool) {
+	segments := conn.GetPath().GetPathSegments()
+	index := conn.GetPath().GetIndex()
+	if index == 0 || int(index) >= len(segments) || segments[index-1].GetId() == "" {
+		return Hop{}, false
+	}
+	return Hop{Index: index, Name: segments[index].GetName(), Previous: segments[index-1].GetId()}, true
+}
+
+// Hop is the record's hop, read from its newest state.
+func (r *Record) Hop() (Hop, bool) {
+	for _, s := range r.States() {
+		if hop, ok := HopOf(s.Incoming); ok {
+			return hop, true
+		}
+	}
+	return Hop{}, false
+}
+
+// RenamedAs reports whether a Request at hop (with connection ID id) is this record's connection
+// coming back through this forwarder under another name: the same position, the same asking
+// peer's connection, another name and so another ID. See Hop.
+func (r *Record) RenamedAs(id string, hop Hop) bool {
+	recorded, ok := r.Hop()
+	return ok && id != r.ID && recorded.Index == hop.Index && recorded.Previous == hop.Previous && recorded.Name != hop.Name
 }
 
 // SideIDs are the IDs sdk-vpp tags this connection's VPP interfaces with: each state's incoming and

@@ -19,6 +19,9 @@ func check(request *networkservice.NetworkServiceRequest, limits *Limits) error 
 	if err := checkLimits(request, limits); err != nil {
 		return err
 	}
+	if err := checkIDs(request.GetConnection()); err != nil {
+		return err
+	}
 	if err := recvnetns.CheckWire(request); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -55,7 +56,7 @@ func FuzzRequestCheck(f *testing.F) {
 		counter := new(count.Server)
 		_, err := chain.NewNetworkServiceServer(requestcheck.NewServer(requestcheck.WithLimits(limits)), counter).Request(ctx, request)
 		if err != nil {
-			if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "connection "+request.GetConnection().GetId()+":") {
+			if status.Code(err) != codes.InvalidArgument || !namesTheConnection(status.Convert(err).Message(), request.GetConnection().GetId()) {
 				t.Fatalf("refused with %v", err)
 			}
 			if counter.Requests() != 0 {
@@ -69,6 +70,16 @@ func FuzzRequestCheck(f *testing.F) {
 	})
 }
 
+// namesTheConnection is whether a refusal names the connection: whole, or by its start when the ID
+// is itself beyond what the forwarder accepts.
+func namesTheConnection(message, id string) bool {
+	if len(id) <= 63 && !strings.ContainsRune(id, 0) {
+		return strings.Contains(message, "connection "+id+":")
+	}
+	quoted := strconv.Quote(id[:min(len(id), 32)])
+	return strings.HasPrefix(message, "connection "+strings.TrimSuffix(quoted, `"`))
+}
+
 // violation checks what an accepted Request promises, independently of the element's code.
 func violation(request *networkservice.NetworkServiceRequest, limits *requestcheck.Limits) string {
 	ipContext := request.GetConnection().GetContext().GetIpContext()
@@ -76,6 +87,17 @@ func violation(request *networkservice.NetworkServiceRequest, limits *requestche
 		len(ipContext.GetSrcIpAddrs()) > limits.Addresses.Max || len(ipContext.GetDstIpAddrs()) > limits.Addresses.Max ||
 		len(ipContext.GetPolicies()) > limits.Policies.Max || len(request.GetConnection().GetLabels()) > limits.Labels.Max {
 		return "a field over its bound"
+	}
+	conn := request.GetConnection()
+	for _, id := range append([]string{conn.GetId()}, segmentStrings(conn)...) {
+		if len(id) > 253 || strings.ContainsRune(id, 0) {
+			return "an ID or name no tag holds"
+		}
+	}
+	for _, segment := range conn.GetPath().GetPathSegments() {
+		if len(segment.GetId()) > 63 {
+			return "a path segment ID no tag holds"
+		}
 	}
 	for _, policy := range ipContext.GetPolicies() {
 		if len(policy.GetRoutes()) > limits.PolicyRoutes.Max {
@@ -102,6 +124,14 @@ func violation(request *networkservice.NetworkServiceRequest, limits *requestche
 		}
 	}
 	return ""
+}
+
+func segmentStrings(conn *networkservice.Connection) []string {
+	var out []string
+	for _, segment := range conn.GetPath().GetPathSegments() {
+		out = append(out, segment.GetId(), segment.GetName())
+	}
+	return out
 }
 
 func fuzzSeeds() []*networkservice.NetworkServiceRequest {

@@ -26,7 +26,7 @@ func NewServer(opts ...Option) networkservice.NetworkServiceServer {
 
 func (s *requestCheckServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
 	if err := check(request, &s.limits); err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "connection %s: %v", request.GetConnection().GetId(), err)
+		return nil, status.Errorf(codes.InvalidArgument, "connection %s: %v", connectionName(request.GetConnection().GetId()), err)
 	}
 	return next.Server(ctx).Request(ctx, request)
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
@@ -28,7 +29,9 @@ type Leftovers struct {
 	releaser *Releaser
 	adopter  *adopter
 
-	mu   sync.Mutex
+	mu sync.Mutex
+	// byID holds each leftover under its record's ID only, this forwarder's own segment of the
+	// path: never under the path's other IDs, which another hop of the same path shares.
 	byID map[string]*leftover
 	// lifetime bounds the retries of releases that fail (see ExpireAfter).
 	lifetime context.Context
@@ -43,11 +46,9 @@ func (l *Leftovers) Owners() []string {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	seen := map[*leftover]bool{}
 	var owners []string
 	for _, lo := range l.byID {
-		if !seen[lo] && !lo.claimed {
-			seen[lo] = true
+		if !lo.claimed {
 			owners = append(owners, lo.rec.ID)
 		}
 	}
@@ -55,20 +56,46 @@ func (l *Leftovers) Owners() []string {
 	return owners
 }
 
-// claim takes the leftover any of ids names for a Request, or returns nil.
-func (l *Leftovers) claim(ids []string) *leftover {
+// claim takes the leftover of conn's hop for a Request or a Close, or returns nil: the record of
+// conn's own ID, else the record of the same hop under the name the forwarder had before (see
+// journal.Hop). Never one that merely shares an ID of the path.
+func (l *Leftovers) claim(conn *networkservice.Connection) *leftover {
 	if l == nil {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, id := range ids {
-		if lo, ok := l.byID[id]; ok && !lo.claimed {
-			lo.claimed = true
-			return lo
+	if lo, ok := l.byID[conn.GetId()]; ok {
+		return l.claimLocked(lo)
+	}
+	hop, ok := journal.HopOf(conn)
+	if !ok {
+		return nil
+	}
+	for _, lo := range l.byID {
+		if lo.rec.RenamedAs(conn.GetId(), hop) {
+			return l.claimLocked(lo)
 		}
 	}
 	return nil
+}
+
+// claimOwned takes the leftover whose record is id's, or returns nil.
+func (l *Leftovers) claimOwned(id string) *leftover {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.claimLocked(l.byID[id])
+}
+
+func (l *Leftovers) claimLocked(lo *leftover) *leftover {
+	if lo == nil || lo.claimed {
+		return nil
+	}
+	lo.claimed = true
+	return lo
 }
 
 // unclaim gives a leftover back after a Request failed: it is still the previous run's, and its
@@ -92,10 +119,8 @@ func (l *Leftovers) unclaim(lo *leftover) {
 func (l *Leftovers) take(lo *leftover) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, id := range lo.rec.IDs() {
-		if l.byID[id] == lo {
-			delete(l.byID, id)
-		}
+	if l.byID[lo.rec.ID] == lo {
+		delete(l.byID, lo.rec.ID)
 	}
 }
 
@@ -127,16 +152,15 @@ func (l *Leftovers) release(ctx context.Context, lo *leftover) error {
 	return l.journal.Retire(log.WithLog(retries, log.FromContext(ctx)), lo.rec.ID, l.releaser.Release)
 }
 
-// ReleaseOwned releases the leftovers any of ids names.
+// ReleaseOwned releases the leftovers whose records are those of ids.
 func (l *Leftovers) ReleaseOwned(ctx context.Context, ids ...string) error {
 	var errs []error
-	for {
-		lo := l.claim(ids)
-		if lo == nil {
-			return errors.Join(errs...)
+	for _, id := range ids {
+		if lo := l.claimOwned(id); lo != nil {
+			errs = append(errs, l.release(ctx, lo))
 		}
-		errs = append(errs, l.release(ctx, lo))
 	}
+	return errors.Join(errs...)
 }
 
 // ReleaseAll releases every leftover not being claimed.

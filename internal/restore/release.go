@@ -19,10 +19,12 @@ import (
 )
 
 // Releaser removes what a journal record proves this forwarder made for a connection, and nothing
-// else: VPP interfaces tagged with the ID of one of the record's connections (sdk-vpp tags each
-// interface with its connection's ID, and only this forwarder's journal names those connections),
-// forwarder-side veth ends whose alias names the record's client, and, through the kernel cleanup
-// chain, the client namespace's rules and routes, in the recorded namespace only.
+// else. A VPP interface is released only when the record names it by its sw_if_index and VPP
+// still shows it as recorded: the recorded tag, the kind the side's mechanism makes, and the
+// host interface the record names (sdk-vpp tags with the bare connection ID, which the wire
+// chooses, so a tag alone proves nothing). A veth end only when the record names it by its
+// ifindex, name and MAC (every hop of a local chain gives its ends the same alias). Kernel state
+// in a client namespace only through the kernel cleanup chain, in the recorded namespace.
 type Releaser struct {
 	vppConn       api.Connection
 	kernelCleanup networkservice.NetworkServiceServer
@@ -51,44 +53,22 @@ func (r *Releaser) Release(ctx context.Context, rec *journal.Record) error {
 	view, err := readVPP(ctx, r.vppConn)
 	switch {
 	case err == nil:
-		errs = append(errs, r.releaseInterfaces(ctx, view.tagged(rec.SideIDs())))
+		errs = append(errs, r.releaseInterfaces(ctx, recordedInterfaces(ctx, view, rec, true, true)))
 	case r.vppEnded():
 		log.FromContext(ctx).Infof("restore: the VPP of connection %s has ended, and its interfaces with it", rec.ID)
 	default:
 		return errors.Join(append(errs, err)...)
 	}
-	errs = append(errs, r.releaseVeths(ctx, vethAliases(rec, true, true)))
+	errs = append(errs, r.releaseVeths(ctx, rec, recordedPeers(rec, true, true)))
 	return errors.Join(errs...)
 }
 
 // releaseSide removes what rec names on one side of the connection: done before the chain builds
 // that side again, which the old interfaces would collide with.
 func (r *Releaser) releaseSide(ctx context.Context, rec *journal.Record, view *vppView, outgoing bool) error {
-	tags := map[string]bool{}
-	for _, state := range rec.States() {
-		conn := state.Incoming
-		if outgoing {
-			conn = state.Outgoing
-		}
-		if conn.GetId() != "" {
-			tags[conn.GetId()] = true
-		}
-	}
-	if !outgoing {
-		tags[rec.ID] = true
-	}
-	// Both sides may carry the same tag (a next hop that adds no path segment): the other side's
-	// recorded interface is not this side's to release.
-	var found []*vppInterface
-	otherSide, recorded := rec.Committed.Side(!outgoing)
-	for _, i := range view.tagged(tags) {
-		if !recorded || otherSide.SwIfIndex != uint32(i.index) {
-			found = append(found, i)
-		}
-	}
 	return errors.Join(
-		r.releaseInterfaces(ctx, found),
-		r.releaseVeths(ctx, vethAliases(rec, !outgoing, outgoing)),
+		r.releaseInterfaces(ctx, recordedInterfaces(ctx, view, rec, !outgoing, outgoing)),
+		r.releaseVeths(ctx, rec, recordedPeers(rec, !outgoing, outgoing)),
 	)
 }
 
@@ -111,40 +91,22 @@ func (r *Releaser) releaseInterfaces(ctx context.Context, found []*vppInterface)
 	return errors.Join(errs...)
 }
 
-// vethAliases are the aliases sdk-vpp's kernelvethpair gives the forwarder's end of a veth pair of
-// the record's connections: "veth-server-<id>" toward the client, "veth-client-<id>" toward the
-// endpoint, <id> being the client's own path segment ID. Only a side the record gives a kernel
-// mechanism has one: the forwarders of both nodes of a connection name their ends by the same ID.
-func vethAliases(rec *journal.Record, incoming, outgoing bool) map[string]bool {
-	aliases := map[string]bool{}
-	for _, state := range rec.States() {
-		first := state.Incoming.GetPath().GetPathSegments()
-		if len(first) == 0 || first[0].GetId() == "" {
-			continue
-		}
-		if incoming && kernel.ToMechanism(state.Incoming.GetMechanism()) != nil {
-			aliases["veth-server-"+first[0].GetId()] = true
-		}
-		if outgoing && kernel.ToMechanism(state.Outgoing.GetMechanism()) != nil {
-			aliases["veth-client-"+first[0].GetId()] = true
-		}
-	}
-	return aliases
-}
-
-// releaseVeths deletes the forwarder's veth ends carrying one of aliases; the kernel deletes the
+// releaseVeths deletes the forwarder's veth ends the record names, each found by its recorded
+// ifindex and taken only when its name and MAC are still the recorded ones; the kernel deletes the
 // pod's end with it, wherever that namespace is now.
-func (r *Releaser) releaseVeths(ctx context.Context, aliases map[string]bool) error {
-	if len(aliases) == 0 {
-		return nil
-	}
-	links, err := r.forwarderNetns.LinkList()
-	if err != nil {
-		return pkgerrors.Wrap(err, "listing the forwarder's links")
-	}
+func (r *Releaser) releaseVeths(ctx context.Context, rec *journal.Record, peers []*journal.Link) error {
 	var errs []error
-	for _, l := range links {
-		if l.Type() != "veth" || !aliases[l.Attrs().Alias] {
+	for _, recorded := range peers {
+		l, err := r.forwarderNetns.LinkByIndex(recorded.Index)
+		switch {
+		case err != nil && isNotFound(err):
+			continue
+		case err != nil:
+			errs = append(errs, pkgerrors.Wrapf(err, "looking up veth %s", recorded.Name))
+			continue
+		case l.Type() != "veth" || l.Attrs().Name != recorded.Name || l.Attrs().HardwareAddr.String() != recorded.MAC:
+			log.FromContext(ctx).Infof("restore: connection %s recorded veth %s (ifindex %d, %s); ifindex %d is now %s %s (%s), left alone",
+				rec.ID, recorded.Name, recorded.Index, recorded.MAC, recorded.Index, l.Type(), l.Attrs().Name, l.Attrs().HardwareAddr)
 			continue
 		}
 		if err := r.forwarderNetns.LinkDel(l); err != nil && !isNotFound(err) {

@@ -34,33 +34,36 @@ func VethConnectionID(l netlink.Link) (string, bool) {
 // forwarder serves its first Request, every record belongs to a previous run. kernelTaps says
 // whether kernel interfaces are taps (else veth pairs), which decides what can be adopted.
 //
-// Whatever VPP or the forwarder's namespace holds that no record names (interfaces tagged by
-// another agent sharing VPP, veth ends with a look-alike alias) is reported and left alone, for
-// good: only what the journal proves is this forwarder's is ever released.
+// Whatever VPP or the forwarder's namespace holds that no record names by its index and identity
+// (interfaces tagged by another agent sharing VPP, veth ends with a look-alike alias, another
+// hop's veth with the same alias) is reported and left alone, for good: only what the journal
+// proves is this forwarder's is ever released.
 func Scan(ctx context.Context, releaser *Releaser, j *journal.Journal, kernelTaps bool) (*Leftovers, error) {
 	l := &Leftovers{journal: j, releaser: releaser, adopter: &adopter{releaser: releaser, taps: kernelTaps}, byID: map[string]*leftover{}}
-	sideIDs, firstIDs := map[string]bool{}, map[string]bool{}
+	var records []*journal.Record
 	for _, rec := range j.Records() {
-		lo := &leftover{rec: rec}
-		for _, id := range rec.IDs() {
-			l.byID[id] = lo
-		}
-		for id := range rec.SideIDs() {
-			sideIDs[id] = true
-		}
-		for id := range rec.FirstSegmentIDs() {
-			firstIDs[id] = true
-		}
+		l.byID[rec.ID] = &leftover{rec: rec}
+		records = append(records, rec)
 	}
 	view, err := readVPP(ctx, releaser.vppConn)
 	if err != nil {
 		return nil, err
 	}
-	fwdmetrics.LeftoversFound(ctx, fwdmetrics.KindConnection, len(j.Records()))
+	fwdmetrics.LeftoversFound(ctx, fwdmetrics.KindConnection, len(records))
+	recorded := map[*vppInterface]bool{}
+	recordedVeths := map[journal.Link]bool{}
+	for _, rec := range records {
+		for _, i := range recordedInterfaces(ctx, view, rec, true, true) {
+			recorded[i] = true
+		}
+		for _, peer := range recordedPeers(rec, true, true) {
+			recordedVeths[*peer] = true
+		}
+	}
 	var foreign []string
 	for _, i := range view.ordered {
 		switch {
-		case i.tag != "" && sideIDs[i.tag]:
+		case recorded[i]:
 			fwdmetrics.LeftoversFound(ctx, kindName(i.kind), 1)
 		case i.tag != "":
 			foreign = append(foreign, i.String())
@@ -71,12 +74,11 @@ func Scan(ctx context.Context, releaser *Releaser, j *journal.Journal, kernelTap
 		return nil, err
 	}
 	for _, l := range links {
-		id, ok := VethConnectionID(l)
+		_, aliased := VethConnectionID(l)
 		switch {
-		case !ok:
-		case firstIDs[id]:
+		case recordedVeths[journal.Link{Name: l.Attrs().Name, Index: l.Attrs().Index, MAC: l.Attrs().HardwareAddr.String()}]:
 			fwdmetrics.LeftoversFound(ctx, fwdmetrics.KindVeth, 1)
-		default:
+		case aliased:
 			foreign = append(foreign, "veth "+l.Attrs().Name+" (alias "+l.Attrs().Alias+")")
 		}
 	}

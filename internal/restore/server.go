@@ -31,7 +31,7 @@ func NewServer(leftovers *Leftovers) networkservice.NetworkServiceServer {
 type claimKey struct{}
 
 func (s *restoreServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
-	lo := s.leftovers.claim(connectionIDs(request.GetConnection()))
+	lo := s.leftovers.claim(request.GetConnection())
 	if lo == nil {
 		return next.Server(ctx).Request(ctx, request)
 	}
@@ -49,7 +49,7 @@ func (s *restoreServer) Request(ctx context.Context, request *networkservice.Net
 
 func (s *restoreServer) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
 	var releaseErr error
-	if lo := s.leftovers.claim(connectionIDs(conn)); lo != nil {
+	if lo := s.leftovers.claim(conn); lo != nil {
 		releaseErr = s.leftovers.release(ctx, lo)
 	}
 	_, err := next.Server(ctx).Close(ctx, conn)
@@ -62,15 +62,4 @@ func claimed(ctx context.Context) *leftover {
 		return value.(*leftover)
 	}
 	return nil
-}
-
-// connectionIDs are every ID a previous run may have recorded this connection under: its own
-// (the forwarder's path segment) and its path's, which stay when the forwarder comes back under
-// another name.
-func connectionIDs(conn *networkservice.Connection) []string {
-	ids := []string{conn.GetId()}
-	for _, segment := range conn.GetPath().GetPathSegments() {
-		ids = append(ids, segment.GetId())
-	}
-	return ids
 }

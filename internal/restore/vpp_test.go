@@ -146,8 +146,9 @@ func (v *sharedVPP) foreignMarkedState(t *testing.T) {
 }
 
 // recordConnection writes what a run of this forwarder records for a connection whose client's
-// side is a kernel interface in the client pod and whose next hop's side is a vxlan tunnel.
-func recordConnection(t *testing.T, j *journal.Journal, client *clientNetns, id string, clientSide, nextHopSide interface_types.InterfaceIndex) {
+// side is a kernel interface in the client pod (a tap, or a veth pair when peer names the
+// forwarder's end) and whose next hop's side is a vxlan tunnel.
+func recordConnection(t *testing.T, j *journal.Journal, client *clientNetns, id string, clientSide, nextHopSide interface_types.InterfaceIndex, peer *journal.Link) {
 	t.Helper()
 	incoming := client.connection(id, "nsm-"+id, 1)
 	kernel.ToMechanism(incoming.GetMechanism()).SetNetNSURL(client.fileURL)
@@ -158,7 +159,7 @@ func recordConnection(t *testing.T, j *journal.Journal, client *clientNetns, id 
 	require.NoError(t, j.Begin(id, incoming))
 	require.NoError(t, j.Intend(id, outgoing))
 	require.NoError(t, j.Commit(id, incoming, outgoing, []journal.Interface{
-		{Tag: id, SwIfIndex: uint32(clientSide)},
+		{Tag: id, SwIfIndex: uint32(clientSide), Peer: peer},
 		{Outgoing: true, Tag: outgoing.GetId(), SwIfIndex: uint32(nextHopSide)},
 	}))
 }
@@ -184,8 +185,8 @@ func TestOnlyWhatTheJournalNamesIsReleasedOnASharedVPP(t *testing.T) {
 	// a veth pair; the journal names both.
 	j, err := journal.Open(ctx, journalDir)
 	require.NoError(t, err)
-	recordConnection(t, j, v.client, "conn-a", v.tap(ctx, t, "nsm-conn-a", "conn-a"), v.vxlanTunnel(ctx, t, "10.60.0.2", 2, "next-conn-a"))
-	recordConnection(t, j, v.client, "conn-b", v.veth(ctx, t, "fwd-b", "veth-server-nsc-conn-b", "conn-b"), 0)
+	recordConnection(t, j, v.client, "conn-a", v.tap(ctx, t, "nsm-conn-a", "conn-a"), v.vxlanTunnel(ctx, t, "10.60.0.2", 2, "next-conn-a"), nil)
+	recordConnection(t, j, v.client, "conn-b", v.veth(ctx, t, "fwd-b", "veth-server-nsc-conn-b", "conn-b"), 0, v.forwarderEnd(t, "fwd-b"))
 	require.NoError(t, j.Close())
 	require.Len(t, v.interfaces(), len(foreignInterfaces)+3)
 
