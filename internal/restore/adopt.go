@@ -55,8 +55,8 @@ func (a *adopter) side(ctx context.Context, rec *journal.Record, conn *networkse
 
 // releaseClientKernelState removes the marked rules and routes every recorded state put in the
 // client's namespace, while the interface their routes leave through is still there. It is for a
-// connection back under another ID (a client restarted in its pod sends a fresh path, and the
-// forwarder's segment gets a new ID): the rebuild takes the interface and with it the routes of
+// connection back under another ID (the forwarder came back under another name, so its segment
+// got a new one; see journal.Hop): the rebuild takes the interface and with it the routes of
 // the recorded tables, and their rules would stay behind, since policyroute finds a connection's
 // rules by the tables its ID hashes to, and the record naming the old ID is dropped once the
 // Request succeeds. Under the same ID the chain reconciles what the kernel holds by itself.
