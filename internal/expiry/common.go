@@ -12,7 +12,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/fwdmetrics"
 )
 
-// releaseTimeout bounds the Close the element issues itself.
+// releaseTimeout bounds each Close the element issues itself.
 const releaseTimeout = time.Minute
 
 // disarm stops the connection's timer. Call with state locked.
@@ -35,11 +35,16 @@ func (s *expiryServer) arm(ctx context.Context, id string, state *connState, con
 		return
 	}
 	timeClock := clock.FromContext(ctx)
+	s.schedule(ctx, id, state, conn, timeClock.Until(expires.AsTime())+s.options.gracePeriod, 0)
+}
+
+// schedule starts the timer of a release attempt (0 is the one at expiry, then its retries), which
+// a later Request or Close of the connection stops. Call with state locked.
+func (s *expiryServer) schedule(ctx context.Context, id string, state *connState, conn *networkservice.Connection, after time.Duration, attempt int) {
 	timerCtx, cancel := context.WithCancel(s.chainCtx)
 	state.cancelTimer = cancel
 	s.setArmed(state, true)
-
-	fired := timeClock.After(timeClock.Until(expires.AsTime()) + s.options.gracePeriod)
+	fired := clock.FromContext(ctx).After(after)
 	closeCtx := context.WithoutCancel(ctx)
 	generation := state.generation
 	conn = conn.Clone()
@@ -49,25 +54,53 @@ func (s *expiryServer) arm(ctx context.Context, id string, state *connState, con
 			return
 		case <-fired:
 		}
-		s.expire(closeCtx, id, state, generation, conn)
+		s.release(closeCtx, id, state, generation, conn, attempt)
 	}()
 }
 
-// expire releases the data plane of a connection whose regular Close never reached this element.
-func (s *expiryServer) expire(closeCtx context.Context, id string, armedState *connState, generation uint64, conn *networkservice.Connection) {
+// release closes the rest of the chain for a connection whose regular Close never reached this
+// element, or failed. A failed attempt is tried again with backoff until one succeeds, the
+// connection is known released (see WithReleased), or a Request or Close of it comes first.
+func (s *expiryServer) release(closeCtx context.Context, id string, armedState *connState, generation uint64, conn *networkservice.Connection, attempt int) {
 	state := s.lock(id)
 	defer s.unlock(id, state)
 	if state != armedState || state.generation != generation {
 		return
 	}
 	s.disarm(state)
+	logger := log.FromContext(closeCtx).WithField("expiry", "release")
+	switch {
+	case attempt == 0:
+		logger.Warnf("connection %s expired and no Close reached the data plane: releasing it", id)
+		fwdmetrics.ExpiryRelease(closeCtx, fwdmetrics.ExpiryToken)
+	case s.options.released(id):
+		logger.Infof("connection %s was released by its record meanwhile", id)
+		return
+	}
+	err := s.close(closeCtx, conn, attempt)
+	switch {
+	case err == nil && attempt > 0:
+		logger.Infof("connection %s released after %d retries", id, attempt)
+	case err == nil:
+	case s.options.released(id):
+		logger.Infof("connection %s: the Close failed (%v), but its record-based release succeeded", id, err)
+	default:
+		delay := s.options.retryDelay(attempt)
+		logger.Errorf("releasing connection %s failed, next try in %s: %v", id, delay, err)
+		s.schedule(closeCtx, id, state, conn, delay, attempt+1)
+	}
+}
 
+// close runs one attempt. Only the first carries the peer's descriptor channel: it lets recvfd map
+// the namespace to the descriptor it still holds from the Request. Any Close drops those
+// descriptors, and a peer that is gone can send none, so a retry that waited for one would never
+// reach the elements that release, nor the journal, which releases by recorded identity.
+func (s *expiryServer) close(closeCtx context.Context, conn *networkservice.Connection, attempt int) error {
+	if attempt > 0 {
+		closeCtx = withoutDescriptors(closeCtx)
+	}
 	ctx, cancel := clock.FromContext(closeCtx).WithTimeout(closeCtx, releaseTimeout)
 	defer cancel()
-	logger := log.FromContext(ctx).WithField("expiry", "release")
-	logger.Warnf("connection %s expired and no Close reached the data plane: releasing it", id)
-	fwdmetrics.ExpiryRelease(ctx, fwdmetrics.ExpiryToken)
-	if _, err := next.Server(ctx).Close(ctx, conn); err != nil {
-		logger.Errorf("releasing expired connection %s: %v", id, err)
-	}
+	_, err := next.Server(ctx).Close(ctx, conn.Clone())
+	return err
 }

@@ -153,7 +153,9 @@ func sameNextHop(want, have *routeview.Route) bool {
 func (l *linkRoutes) removeAll(ctx context.Context, conn *networkservice.Connection) error {
 	defer l.registry.Release(l.holder(conn))
 	mechanism := kernel.ToMechanism(conn.GetMechanism())
-	if mechanism == nil || mechanism.GetVLAN() != 0 {
+	// Without an interface (its link is gone, or now another connection's) there is nothing to
+	// remove: main-table routes through the connection's link went with it.
+	if mechanism == nil || mechanism.GetVLAN() != 0 || mechanism.GetInterfaceName() == "" {
 		return nil
 	}
 	view, done, err := l.registry.Open(mechanism.GetNetNSURL())

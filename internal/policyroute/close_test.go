@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -155,4 +156,30 @@ func TestRequestWithoutItsInterfaceFailsWithoutWrites(t *testing.T) {
 	_, err := newChain().Request(quietContext(), newRequest(n, "conn-1", "nsm0", &networkservice.PolicyRoute{From: "172.16.0.1/32"}))
 	require.ErrorIs(t, err, unix.ENODEV)
 	require.Empty(t, m.take(t))
+}
+
+// A Close naming no interface is of a connection whose link is gone or was replaced, its name now
+// another connection's: the rules its ID proves its own go (their tables emptied with the old
+// link), and no route through the link of that name is touched, even in one of its tables.
+func TestCloseWithoutInterfaceRemovesOnlyWhatTheIDProves(t *testing.T) {
+	n := newTestNS(t)
+	n.addLink(t, "nsm0")
+	o := newOptions(nil)
+	oldPolicy := &networkservice.PolicyRoute{From: "172.16.1.0/24", Routes: []*networkservice.Route{{Prefix: "10.1.0.0/16"}}}
+	old := request(t, newChain(), newRequest(n, "conn-old", "nsm0", oldPolicy))
+	n.delLink(t, "nsm0")
+	n.addLink(t, "nsm0")
+	successor := newRequest(n, "conn-new", "nsm0", &networkservice.PolicyRoute{From: "172.16.3.0/24", Routes: []*networkservice.Route{{Prefix: "10.3.0.0/16"}}})
+	request(t, newChain(), successor)
+	require.Len(t, n.snapshot(t, o), 3, "the old rule beside the successor's rule and route")
+	m := newMonitor(t, n, o)
+
+	detached := old.Clone()
+	kernel.ToMechanism(detached.GetMechanism()).SetInterfaceName("")
+	_, err := newChain().Close(quietContext(), detached)
+	require.NoError(t, err)
+	events := m.take(t)
+	require.Equal(t, 1, countEvents(events, "delrule"), events)
+	require.Len(t, events, 1, "only the old rule goes: %v", events)
+	require.Len(t, n.snapshot(t, o), 2, "the successor's rule and route stay")
 }

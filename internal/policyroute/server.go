@@ -90,7 +90,13 @@ func (s *policyRouteServer) apply(ctx context.Context, conn *networkservice.Conn
 	}
 	defer done()
 
-	link, _, linkErr := view.Link(mechanism.GetInterfaceName())
+	// A Close naming no interface is of a connection whose link is gone or now another's: only what
+	// its ID proves its own is removed, never routes through a link of that name.
+	var link int
+	var linkErr error
+	if name := mechanism.GetInterfaceName(); name != "" || !closing {
+		link, _, linkErr = view.Link(name)
+	}
 	if linkErr != nil && !closing {
 		return errors.Wrapf(linkErr, "policyroute: no interface %s", mechanism.GetInterfaceName())
 	}

@@ -2,6 +2,7 @@ package restore
 
 import (
 	"context"
+	"errors"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
@@ -39,13 +40,32 @@ func (a *adopter) side(ctx context.Context, rec *journal.Record, conn *networkse
 		return
 	}
 	logger.Infof("restore: connection %s is back, its %s side is rebuilt: %s", rec.ID, name, why)
+	var kernelErr error
+	if !outgoing && conn.GetId() != rec.ID {
+		kernelErr = a.releaseClientKernelState(ctx, rec)
+	}
 	view, err := readVPP(ctx, a.releaser.vppConn)
 	if err == nil {
 		err = a.releaser.releaseSide(ctx, rec, view, outgoing)
 	}
-	if err != nil {
+	if err = errors.Join(kernelErr, err); err != nil {
 		logger.Warnf("restore: releasing the %s side of connection %s before it is rebuilt: %v", name, rec.ID, err)
 	}
+}
+
+// releaseClientKernelState removes the marked rules and routes every recorded state put in the
+// client's namespace, while the interface their routes leave through is still there. It is for a
+// connection back under another ID (the forwarder came back under another name, so its segment
+// got a new one; see journal.Hop): the rebuild takes the interface and with it the routes of
+// the recorded tables, and their rules would stay behind, since policyroute finds a connection's
+// rules by the tables its ID hashes to, and the record naming the old ID is dropped once the
+// Request succeeds. Under the same ID the chain reconciles what the kernel holds by itself.
+func (a *adopter) releaseClientKernelState(ctx context.Context, rec *journal.Record) error {
+	var errs []error
+	for _, state := range rec.States() {
+		errs = append(errs, a.releaser.closeRecorded(ctx, rec, state.Incoming))
+	}
+	return errors.Join(errs...)
 }
 
 func sideName(outgoing bool) string {

@@ -37,6 +37,8 @@ type Leftovers struct {
 	lifetime context.Context
 	// serialize runs a release made outside the chain under the connection's lock (SerializeWith).
 	serialize func(id string, f func())
+	// graceOver is set once the grace period ended: a leftover given back later is released then.
+	graceOver bool
 }
 
 // SerializeWith makes every release the chain does not drive (ReleaseOwned, the grace period's,
@@ -144,10 +146,19 @@ func (l *Leftovers) claimLocked(lo *leftover) *leftover {
 
 // unclaim gives a leftover back after a Request failed: it is still the previous run's, and its
 // grace period or a Close releases it.
+//
+// A leftover the grace period's release skipped because a Request held it is released at once:
+// nothing else would, and its connection was not healed within its token's lifetime.
 func (l *Leftovers) unclaim(lo *leftover) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	lo.claimed = false
+	overdue, lifetime := l.graceOver, l.lifetime
+	l.mu.Unlock()
+	if overdue {
+		log.FromContext(lifetime).Infof("restore: releasing the leftover of connection %s, given back after its grace period ended", lo.rec.ID)
+		fwdmetrics.ExpiryRelease(lifetime, fwdmetrics.ExpiryRestartGrace)
+		_ = l.ReleaseOwned(lifetime, lo.rec.ID)
+	}
 }
 
 // take removes a leftover from the set.
@@ -221,6 +232,9 @@ func (l *Leftovers) ExpireAfter(ctx context.Context, grace time.Duration) {
 		select {
 		case <-ctx.Done():
 		case <-timer.C:
+			l.mu.Lock()
+			l.graceOver = true
+			l.mu.Unlock()
 			owners := l.Owners()
 			log.FromContext(ctx).Infof("restore: releasing leftovers of connections not requested within %s: %v", grace, owners)
 			for range owners {

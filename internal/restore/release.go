@@ -155,6 +155,7 @@ func (r *Releaser) closeRecorded(ctx context.Context, rec *journal.Record, conn 
 	defer func() { _ = ns.Close() }()
 	opened := conn.Clone()
 	kernel.ToMechanism(opened.GetMechanism()).SetNetNSURL(netnsid.FileURL(ns))
+	detachUnrecordedLink(ctx, rec, recorded, opened)
 	if _, err := r.kernelCleanup.Close(ctx, opened); err != nil {
 		return pkgerrors.Wrapf(err, "removing the kernel state of connection %s", rec.ID)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/authz"
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
 	"github.com/nsmfwd/forwarder-vpp/internal/eagerstream"
+	"github.com/nsmfwd/forwarder-vpp/internal/expiry"
 	"github.com/nsmfwd/forwarder-vpp/internal/fdtransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/journal"
@@ -257,6 +258,8 @@ func (f *forwarder) buildEndpoint() error {
 		xconnect.WithName(cfg.Name),
 		xconnect.WithLeftovers(f.leftovers),
 		xconnect.WithJournal(f.connections, f.releaser.Release),
+		// A failed release at expiry is retried until the journal no longer holds the connection.
+		xconnect.WithExpiryOptions(expiry.WithReleased(func(id string) bool { return f.connections.Lookup(id) == nil })),
 		xconnect.WithMetricsOptions(metrics.WithSocket(f.vpp.StatsSocket())),
 		xconnect.WithAuthorizeServer(authorizeServer),
 		xconnect.WithAuthorizeMonitorConnectionServer(authorizeMonitor),
