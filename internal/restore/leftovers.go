@@ -157,7 +157,9 @@ func (l *Leftovers) unclaim(lo *leftover) {
 	if overdue {
 		log.FromContext(lifetime).Infof("restore: releasing the leftover of connection %s, given back after its grace period ended", lo.rec.ID)
 		fwdmetrics.ExpiryRelease(lifetime, fwdmetrics.ExpiryRestartGrace)
-		_ = l.ReleaseOwned(lifetime, lo.rec.ID)
+		// The failed Request still holds the connection's lock (see SerializeWith), which the
+		// release takes: it runs once the Request has returned.
+		go func() { _ = l.ReleaseOwned(lifetime, lo.rec.ID) }()
 	}
 }
 
