@@ -31,13 +31,25 @@ func Header(root, title string, run Run) string {
 	fmt.Fprintf(&b, "# %s\n\n", title)
 	command := "`" + run.Command + "`"
 	if len(run.Argv) > 0 {
-		command += " (`" + strings.Join(run.Argv, " ") + "`)"
+		quoted := make([]string, len(run.Argv))
+		for i, arg := range run.Argv {
+			quoted[i] = shellQuote(arg)
+		}
+		command += " (`" + strings.Join(quoted, " ") + "`)"
 	}
 	fmt.Fprintf(&b, "- Command: %s, exit status %d, %s\n", command, run.ExitStatus, run.Duration.Round(time.Second))
 	fmt.Fprintf(&b, "- Commit: %s\n", Commit(root))
 	fmt.Fprintf(&b, "- Date: %s\n", run.Started.UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "- Machine: %s\n\n", Machine())
 	return b.String()
+}
+
+// shellQuote writes arg so that a shell passes it on unchanged: '^$' stays quoted.
+func shellQuote(arg string) string {
+	if arg != "" && strings.Trim(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=,:+-") == "" {
+		return arg
+	}
+	return "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
 }
 
 // Commit is HEAD's short hash in root, saying when the tree had uncommitted changes.
