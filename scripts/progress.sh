@@ -38,6 +38,7 @@ go_build_progress() {
 	echo "$prefix: building $what: $compile packages to compile, $link programs to link"
 	(
 		while sleep "$every"; do
+			kill -0 "$$" 2>/dev/null || exit 0 # the script ended without us (a signal)
 			if [ "$(cat "$counter")" -lt "$compile" ]; then
 				echo "$prefix: still building $what: $(cat "$counter") of $compile packages" \
 					"compiled, $((SECONDS - start)) s"
