@@ -75,18 +75,21 @@ demo:
 # or is slower than stock beyond the spread of the runs (docs/e2e.md). Root; not part of `test`.
 COMPARE_RUNS  ?= 3
 COMPARE_FLAGS ?=
+# Writes the table into docs/compare.md, headed by the command, commit, date and machine.
 compare: tools
-	$(GO) run ./test/e2e/cmd/e2e-compare -runs $(COMPARE_RUNS) $(COMPARE_FLAGS)
+	$(GO) run ./test/e2e/cmd/e2e-compare -runs $(COMPARE_RUNS) -command "make compare COMPARE_RUNS=$(COMPARE_RUNS)" $(COMPARE_FLAGS)
 
 # Figures, not pass/fail: policy-route install and restart-recovery cost per policy in four namespace
 # shapes (connections x policies), the writes a recovery makes, next to sdk-kernel's iprule. Ten
 # iterations each: every iteration builds its namespace anew, untimed, which a time-based count
-# would repeat hundreds of times.
+# would repeat hundreds of times. The results go to docs/bench.md as a table (test/figures).
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 10x ./internal/policyroute/
+	$(GO) run ./test/figures/cmd/figures -out docs/bench.md -format gobench -command "make bench" \
+		-title "Policy routes: install and restart recovery per policy" -- \
+		$(GO) test -run '^$$' -bench . -benchtime 10x ./internal/policyroute/
 
 # Figures, not pass/fail: N connections through one forwarder on the simulator, this project's and
-# the stock-equivalent one side by side (README, "Load"). Root; not part of `test`. LOAD_ROUNDS=k
+# the stock-equivalent one side by side; the tables go to docs/load.md (test/figures). Root; not part of `test`. LOAD_ROUNDS=k
 # runs the series k times, the forwarders taking turns, and pools the rounds' latencies; a round
 # of N=10 and 100 takes about 6 minutes here, so give many rounds a longer LOAD_TIMEOUT.
 # LOAD_REFRESH=sdk leaves the refreshes to the sdk's refresh client instead of pacing them.
@@ -95,7 +98,10 @@ LOAD_ROUNDS ?= 1
 LOAD_REFRESH ?= paced
 LOAD_TIMEOUT ?= 60m
 bench-forwarder: tools
-	E2E_LOAD_N=$(LOAD_N) E2E_LOAD_ROUNDS=$(LOAD_ROUNDS) E2E_LOAD_REFRESH=$(LOAD_REFRESH) $(GO) test -count=1 -run '^$$' -bench ForwarderLoad -benchtime 1x -timeout $(LOAD_TIMEOUT) ./test/e2e/
+	E2E_LOAD_N=$(LOAD_N) E2E_LOAD_ROUNDS=$(LOAD_ROUNDS) E2E_LOAD_REFRESH=$(LOAD_REFRESH) \
+	$(GO) run ./test/figures/cmd/figures -out docs/load.md -title "Load: N connections through one forwarder" \
+		-command "make bench-forwarder LOAD_N=$(LOAD_N) LOAD_ROUNDS=$(LOAD_ROUNDS) LOAD_REFRESH=$(LOAD_REFRESH)" -- \
+		$(GO) test -count=1 -run '^$$' -bench ForwarderLoad -benchtime 1x -timeout $(LOAD_TIMEOUT) ./test/e2e/
 
 clean:
 	rm -rf $(BIN)

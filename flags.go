@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
 	"github.com/nsmfwd/forwarder-vpp/internal/inspect"
@@ -23,15 +25,7 @@ func handleFlags(args []string) (exitCode int, done bool) {
 		return inspect.Main(context.Background(), args[1:], os.Stdout, os.Stderr), true
 	}
 	flags := flag.NewFlagSet("forwarder-vpp", flag.ContinueOnError)
-	flags.SetOutput(os.Stdout)
-	showVersion := flags.Bool("version", false, "print the version and exit")
-	probe := flags.String("liveness", "", "check that the forwarder serving on this `URL` (NSM_LISTEN_ON) answers, then exit: the liveness probe")
-	flags.Usage = func() {
-		_ = config.PrintUsage(os.Stdout)
-		fmt.Println("\nFlags:")
-		flags.PrintDefaults()
-		fmt.Println("\nSubcommand:\n  inspect [-json]\n\tprint what this forwarder owns (its journal, VPP, the client namespaces), orphans and foreign state; reads only")
-	}
+	showVersion, probe := defineFlags(flags, os.Stdout)
 	err := flags.Parse(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -49,6 +43,31 @@ func handleFlags(args []string) (exitCode int, done bool) {
 		return checkLiveness(*probe), true
 	}
 	return 0, false
+}
+
+// defineFlags defines the command's flags on flags, whose usage (-h) goes to out.
+func defineFlags(flags *flag.FlagSet, out io.Writer) (showVersion *bool, probe *string) {
+	flags.SetOutput(out)
+	showVersion = flags.Bool("version", false, "print the version and exit")
+	probe = flags.String("liveness", "", "check that the forwarder serving on this `URL` (NSM_LISTEN_ON) "+
+		"answers, then exit: the liveness probe")
+	flags.Usage = func() { printHelp(out, flags) }
+	return showVersion, probe
+}
+
+// printHelp writes the variables, the flags and the subcommand, no line wider than
+// config.UsageWidth.
+func printHelp(out io.Writer, flags *flag.FlagSet) {
+	_ = config.PrintUsage(out)
+	fmt.Fprintln(out, "\nFlags:")
+	flags.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		fmt.Fprintln(out, strings.TrimRight("  -"+f.Name+" "+name, " "))
+		fmt.Fprint(out, config.Wrap(usage))
+	})
+	fmt.Fprintln(out, "\nSubcommand:\n  inspect [-json]")
+	fmt.Fprint(out, config.Wrap("print what this forwarder owns (its journal, VPP, the client namespaces), "+
+		"orphans and foreign state; reads only, exits 1 naming what it could not read (inspect -h)"))
 }
 
 func checkLiveness(listenOn string) int {

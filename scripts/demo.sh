@@ -38,9 +38,21 @@ trap sweep EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+echo "demo: step 1 of 3: the tools (SPIRE, iproute2, the real VPP when ../shared/vpp has it)"
 scripts/install-tools.sh
+# The same packages, flags and output directory as the demo's own build (test/e2e/domain.Build),
+# which then finds them built; here a cold build says how far it is.
+echo "demo: step 2 of 3: the forwarder, the VPP simulator and the demo's NSM programs"
+# shellcheck source=scripts/progress.sh
+. scripts/progress.sh
 mkdir -p .cache/e2e/bin
-go build -o .cache/e2e/bin/e2e-demo ./test/e2e/cmd/e2e-demo
+go_build_progress demo "the demo's programs" "$root" -o .cache/e2e/bin/ -- \
+	./test/e2e/cmd/e2e-demo ./test/e2e/cmd/e2e-registry ./test/e2e/cmd/e2e-nsmgr \
+	./test/e2e/cmd/e2e-nse ./test/e2e/cmd/e2e-nsc ./test/e2e/cmd/e2e-idlecut ./test/stockforwarder
+go_build_progress demo "forwarder-vpp" "$root" -o .cache/e2e/bin/forwarder-vpp -- .
+go_build_progress demo "the VPP simulator" "$root" -o .cache/e2e/bin/vppsim -- ./test/vppsim/cmd/vppsim
+
+echo "demo: step 3 of 3: the demo itself (about a minute)"
 
 # Run in the background and wait, so that the traps fire while it runs.
 .cache/e2e/bin/e2e-demo --repo "$root" "$@" &

@@ -37,7 +37,7 @@ if [ -n "$vpp_tarball" ]; then
 	command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
-	echo "install-tools: installing ${missing[*]}"
+	echo "install-tools: installing ${missing[*]} with apt-get (a minute or two)"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -48,7 +48,8 @@ if [ -n "$vpp_tarball" ]; then
 	vpp_dir="$root/.cache/vpp"
 	vpp_id="$(basename "$vpp_tarball") $(stat -c '%s %Y' "$vpp_tarball")"
 	if [ ! -x "$vpp_dir/bin/vpp" ] || [ "$(cat "$vpp_dir/.tarball" 2>/dev/null)" != "$vpp_id" ]; then
-		echo "install-tools: unpacking $(basename "$vpp_tarball") into $vpp_dir"
+		echo "install-tools: unpacking $(basename "$vpp_tarball")" \
+			"($(($(stat -c %s "$vpp_tarball") / 1048576)) MiB) into $vpp_dir, once"
 		rm -rf "$vpp_dir"
 		mkdir -p "$vpp_dir"
 		tar -C "$vpp_dir" -xJf "$vpp_tarball"
@@ -58,15 +59,19 @@ fi
 
 if [ -x "$bin/spire-server" ] && [ -x "$bin/spire-agent" ] &&
 	[ "$(cat "$stamp" 2>/dev/null)" = "$spire_version" ]; then
+	echo "install-tools: SPIRE $spire_version is built (in $bin)"
 	exit 0
 fi
 
-echo "install-tools: building SPIRE $spire_version into $bin (a cold build takes several minutes)"
+# A cold build compiles about 2,300 packages: some 20 minutes on a busy 2-core machine.
+# Later builds, in this clone or another sharing the Go build cache, take seconds.
+echo "install-tools: building SPIRE $spire_version into $bin, once (a cold build can take 20 minutes" \
+	"on 2 busy cores; progress every ${PROGRESS_EVERY:-20} s)"
 mkdir -p "$bin"
 rm -f "$stamp"
-start=$(date +%s)
-(cd "$root/tools" && go build -trimpath -o "$bin/" \
+# shellcheck source=scripts/progress.sh
+. "$root/scripts/progress.sh"
+go_build_progress install-tools "SPIRE $spire_version" "$root/tools" -trimpath -o "$bin/" -- \
 	github.com/spiffe/spire/cmd/spire-server \
-	github.com/spiffe/spire/cmd/spire-agent)
+	github.com/spiffe/spire/cmd/spire-agent
 echo "$spire_version" >"$stamp"
-echo "install-tools: SPIRE $spire_version built in $(($(date +%s) - start))s"

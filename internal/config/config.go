@@ -3,13 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
+	"os"
 	"reflect"
 	"regexp"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -66,6 +65,16 @@ type Config struct {
 	InitParams vppinit.Params `ignored:"true"`
 	// VlanDomainToDevice is NSM_DEVICE_SELECTOR_FILE loaded (empty when unset).
 	VlanDomainToDevice map[string]string `ignored:"true"`
+	// IgnoredSRIOV are the stock forwarder's SR-IOV variables that are set (SRIOVVariables):
+	// start-up warns of each, since nothing here reads them.
+	IgnoredSRIOV []string `ignored:"true"`
+}
+
+// SRIOVVariables configure the stock forwarder's SR-IOV support (cmd-forwarder-vpp v1.18), which
+// this forwarder does not have. A stock manifest may still set them.
+var SRIOVVariables = []string{
+	"NSM_SRIOV_CONFIG_FILE", "NSM_PCI_DEVICES_PATH", "NSM_PCI_DRIVERS_PATH", "NSM_CGROUP_PATH",
+	"NSM_VFIO_PATH", "NSM_RESOURCE_POLL_TIMEOUT", "NSM_DEVICE_PLUGIN_PATH", "NSM_POD_RESOURCES_PATH",
 }
 
 // Load reads the configuration from the environment and checks every value.
@@ -77,24 +86,13 @@ func Load() (*Config, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	for _, variable := range SRIOVVariables {
+		if _, set := os.LookupEnv(variable); set {
+			cfg.IgnoredSRIOV = append(cfg.IgnoredSRIOV, variable)
+		}
+	}
 	return cfg, nil
 }
-
-// PrintUsage writes every variable with its type, default and description.
-func PrintUsage(out io.Writer) error {
-	tabs := tabwriter.NewWriter(out, 1, 0, 4, ' ', 0)
-	if err := envconfig.Usagef(Prefix, &Config{}, tabs, usageFormat); err != nil {
-		return err
-	}
-	return tabs.Flush()
-}
-
-const usageFormat = `forwarder-vpp: a Network Service Mesh forwarder that drives VPP.
-It is configured through these environment variables:
-
-VARIABLE	TYPE	DEFAULT	DESCRIPTION
-{{range .}}{{usage_key .}}	{{usage_type .}}	{{usage_default .}}	{{usage_description .}}
-{{end}}`
 
 // ValueError is a bad configuration value: its message names the variable and the value.
 type ValueError struct {

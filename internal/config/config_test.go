@@ -17,6 +17,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/config"
 	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
+	"github.com/nsmfwd/forwarder-vpp/internal/svid"
 	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
 )
 
@@ -289,20 +290,56 @@ func TestUsageListsEveryVariableWithDefaultAndDescription(t *testing.T) {
 	require.NoError(t, config.PrintUsage(&out))
 	lines := strings.Split(out.String(), "\n")
 	variables := config.Variables()
-	require.Len(t, variables, reflect.TypeOf(config.Config{}).NumField()-3+reflect.TypeOf(config.RequestLimits{}).NumField(),
-		"every field but the two loaded ones and the embedded request limits is a variable, and so is every request limit")
+	require.Len(t, variables, reflect.TypeOf(config.Config{}).NumField()-4+reflect.TypeOf(config.RequestLimits{}).NumField(),
+		"every field but the three loaded ones and the embedded request limits is a variable, and so is every request limit")
 	for _, variable := range variables {
-		var line string
-		for _, candidate := range lines {
-			if strings.HasPrefix(candidate, variable+" ") {
-				line = candidate
-			}
-		}
-		require.NotEmpty(t, line, "%s missing from usage", variable)
-		require.Greater(t, len(strings.Fields(line)), 3, "%s needs a type, default and description: %q", variable, line)
+		block := usageBlock(lines, variable)
+		require.NotEmpty(t, block, "%s missing from usage", variable)
+		require.GreaterOrEqual(t, len(strings.Fields(block[0])), 2, "%s needs a type: %q", variable, block[0])
+		text := strings.Join(block, "\n")
+		require.Regexp(t, `(, |\n    )default \S`, text, "%s needs its default", variable)
+		last := block[len(block)-1]
+		require.True(t, strings.HasPrefix(last, "    ") && !strings.HasPrefix(last, "    default "),
+			"%s needs a description: %q", variable, text)
 	}
-	require.Contains(t, out.String(), "NSM_VPP_MIN_OPERATION_TIMEOUT")
-	require.Contains(t, out.String(), "750ms")
+	require.Contains(t, out.String(), "\nNSM_DIAL_TIMEOUT  Duration, default 750ms\n    Timeout for dialing the next hop\n")
+}
+
+func TestUsageFitsATerminalAndNamesWhatTheSDKReads(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, config.PrintUsage(&out))
+	for _, line := range strings.Split(out.String(), "\n") {
+		require.LessOrEqual(t, len(line), config.UsageWidth, "too wide: %q", line)
+		require.NotContains(t, line, "\t", "tabs make the width depend on the terminal: %q", line)
+	}
+	lines := strings.Split(out.String(), "\n")
+	for _, variable := range []string{svid.EndpointSocketEnv, "TELEMETRY", "PROMETHEUS"} {
+		block := usageBlock(lines, variable)
+		require.NotEmpty(t, block, "%s missing from usage", variable)
+		require.Greater(t, len(block), 1, "%s needs a description", variable)
+	}
+	// The longest description, wrapped between words and all of it there.
+	stateDir := strings.Join(usageBlock(lines, "NSM_STATE_DIR")[1:], " ")
+	require.Contains(t, strings.Join(strings.Fields(stateDir), " "),
+		"each forwarder keeps its connection journal in the subdirectory named NSM_NAME, locked while it runs")
+}
+
+// usageBlock is variable's entry in the usage: its own line and the indented lines under it.
+func usageBlock(lines []string, variable string) []string {
+	for i, line := range lines {
+		if line != variable && !strings.HasPrefix(line, variable+" ") {
+			continue
+		}
+		block := []string{line}
+		for _, next := range lines[i+1:] {
+			if !strings.HasPrefix(next, "    ") {
+				break
+			}
+			block = append(block, next)
+		}
+		return block
+	}
+	return nil
 }
 
 // prometheusFiles writes a certificate, a key and a CA file (their content is the sdk's business,
@@ -317,4 +354,26 @@ func prometheusFiles(t *testing.T) (certFile, keyFile, caFile string) {
 		require.NoError(t, os.WriteFile(file, []byte("PEM"), 0o600))
 	}
 	return certFile, keyFile, caFile
+}
+
+func TestSetSRIOVVariablesAreNamedAsIgnored(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("NSM_SRIOV_CONFIG_FILE", "/var/lib/networkservicemesh/smartnic.config")
+	t.Setenv("NSM_VFIO_PATH", "")
+	cfg, err := config.Load()
+	require.NoError(t, err, "a stock manifest's SR-IOV variables do not stop start-up")
+	require.Equal(t, []string{"NSM_SRIOV_CONFIG_FILE", "NSM_VFIO_PATH"}, cfg.IgnoredSRIOV,
+		"every SR-IOV variable that is set, even empty, in SRIOVVariables' order, and no other")
+
+	clearEnv(t)
+	cfg, err = config.Load()
+	require.NoError(t, err)
+	require.Empty(t, cfg.IgnoredSRIOV)
+}
+
+func TestSRIOVVariablesAreTheStockOnesThisForwarderDoesNotRead(t *testing.T) {
+	require.Len(t, config.SRIOVVariables, 8)
+	for _, variable := range config.Variables() {
+		require.NotContains(t, config.SRIOVVariables, variable)
+	}
 }

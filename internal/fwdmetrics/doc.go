@@ -4,6 +4,6 @@
 //
 // The instruments come from OpenTelemetry's global meter provider, which the sdk's
 // opentelemetry.Init sets when TELEMETRY=true (exported over OTLP, or served on /metrics with
-// PROMETHEUS=true). Until then, and without it, they record nothing at no cost. README.md,
+// PROMETHEUS=true). Until then, and without it, they record nothing at no cost. docs/operating.md,
 // "Metrics", documents each one.
 package fwdmetrics

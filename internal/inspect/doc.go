@@ -6,5 +6,8 @@
 // It only reads, with the readers the forwarder itself uses: journal.Read and journal.Locked (the
 // journal lock is looked at in /proc/locks, never taken, so a forwarder starting meanwhile is not
 // held up), restore's VPP scan (dumps only), netnsid (namespaces opened by recorded identity) and
-// routeview (rule and route dumps). A VPP is only ever dialled, never started.
+// routeview (rule and route dumps). A VPP is only ever dialled, never started: the external one at
+// NSM_VPP_API_SOCKET when that socket exists, else the one the forwarder starts
+// (vppconn.OwnSocket), as the forwarder chooses. What it cannot read (the journal, VPP) is in the
+// report and named on stderr, and the exit code is then 1.
 package inspect

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"time"
 
@@ -23,7 +24,23 @@ const vppDialTimeout = 5 * time.Second
 // Sources are where inspect reads: the forwarder's own configuration.
 type Sources struct {
 	JournalDir string
-	VPPSocket  string
+	// VPPSocket is NSM_VPP_API_SOCKET: an external VPP's socket when it exists.
+	VPPSocket string
+	// OwnVPPSocket is where the VPP the forwarder starts listens, read when VPPSocket does not
+	// exist, as the forwarder then starts its own.
+	OwnVPPSocket string
+}
+
+// vppSocket is the socket of the VPP the forwarder uses, or an error naming both it tried.
+func (src Sources) vppSocket() (string, error) {
+	if _, err := os.Stat(src.VPPSocket); err == nil || src.OwnVPPSocket == "" {
+		return src.VPPSocket, nil
+	}
+	if _, err := os.Stat(src.OwnVPPSocket); err != nil {
+		return src.VPPSocket, fmt.Errorf("no VPP API socket at %s (NSM_VPP_API_SOCKET, an external VPP) "+
+			"nor at %s (the VPP the forwarder starts)", src.VPPSocket, src.OwnVPPSocket)
+	}
+	return src.OwnVPPSocket, nil
 }
 
 // Gather reads everything and matches it up; what cannot be read is said in the report, and the
@@ -38,7 +55,12 @@ func Gather(ctx context.Context, src Sources) *Report {
 		r.Journal.Error = err.Error()
 	}
 	r.Journal.Unwritable = journal.Unwritable(src.JournalDir)
-	vpp := readVPP(ctx, &r.VPP)
+	var vpp *vppState
+	if r.VPP.Socket, err = src.vppSocket(); err != nil {
+		r.VPP.Error = err.Error()
+	} else {
+		vpp = readVPP(ctx, &r.VPP)
+	}
 	first, count := tableRange()
 	spaces := newNamespaces(kernelmark.Protocol)
 	defer spaces.close()

@@ -112,6 +112,9 @@ func Start(ctx context.Context, abort context.CancelCauseFunc, cfg *config.Confi
 		{"register with " + cfg.ConnectTo.String(), f.register},
 	}
 	logger := log.FromContext(ctx)
+	for _, variable := range cfg.IgnoredSRIOV {
+		logger.Warnf("%s is set, but SR-IOV is not supported by forwarder-vpp: the variable is ignored", variable)
+	}
 	logger.Infof("there are %d phases which will be executed followed by a success message:", len(steps))
 	for i, step := range steps {
 		logger.Infof("%d: %s", i+1, step.name)

@@ -54,6 +54,12 @@ func (c *Connection) Close() {
 	}
 }
 
+// OwnSocket is the API socket of a VPP the forwarder starts with root directory rootDir
+// (WithRootDir): where vpphelper's configuration has VPP listen.
+func OwnSocket(rootDir string) string {
+	return filepath.Join("/", rootDir, "var/run/vpp/api.sock")
+}
+
 // vppBinary is what vpphelper runs to start VPP.
 const vppBinary = "vpp"
 
@@ -177,7 +183,7 @@ func boundedBy(ctx context.Context, limit time.Duration) time.Duration {
 func startLocal(ctx, lifetime context.Context, binary, rootDir string, timeout time.Duration) (c *Connection, err error) {
 	vppCtx, stopVPP := context.WithCancel(lifetime)
 	conn, exited := vpphelper.StartAndDialContext(vppCtx, vpphelper.WithRootDir(rootDir))
-	socket := filepath.Join("/", rootDir, "var/run/vpp/api.sock")
+	socket := OwnSocket(rootDir)
 	defer func() {
 		if err != nil {
 			stopVPP()

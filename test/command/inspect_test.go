@@ -1,6 +1,7 @@
 package command_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// inspect only reads: with no VPP socket it says so and never starts the vpp binary on PATH (the
-// forwarder itself would), and it creates no journal directory.
+// inspect only reads: with no VPP socket it says so, exits 1 naming what it could not read, and
+// never starts the vpp binary on PATH (the forwarder itself would); it creates no journal directory.
 func TestInspectStartsNothingAndCreatesNothing(t *testing.T) {
 	bin, stateDir := t.TempDir(), filepath.Join(t.TempDir(), "state")
 	started := filepath.Join(t.TempDir(), "vpp-started")
@@ -18,8 +19,13 @@ func TestInspectStartsNothingAndCreatesNothing(t *testing.T) {
 	cmd := command(t, "NSM_STATE_DIR="+stateDir, "NSM_VPP_API_SOCKET="+filepath.Join(t.TempDir(), "api.sock"))
 	cmd.Env[0] = "PATH=" + bin
 	cmd.Args = append(cmd.Args, "inspect", "-json")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "inspect exits 0 and reports what it could not read")
+	require.Error(t, err)
+	require.Equal(t, 1, cmd.ProcessState.ExitCode(), "inspect reports what it could not read, and fails")
+	require.Contains(t, stderr.String(), "could not read the journal "+filepath.Join(stateDir, "forwarder"))
+	require.Contains(t, stderr.String(), "could not read VPP")
 
 	var report struct {
 		Journal struct{ Error string }
@@ -37,4 +43,15 @@ func TestInspectRefusesUnknownFlags(t *testing.T) {
 	cmd.Args = append(cmd.Args, "inspect", "-bogus")
 	require.Error(t, cmd.Run())
 	require.Equal(t, 2, cmd.ProcessState.ExitCode())
+}
+
+func TestInspectHelpIsOnStdout(t *testing.T) {
+	cmd := command(t)
+	cmd.Args = append(cmd.Args, "inspect", "-h")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "inspect -h exits 0")
+	require.Contains(t, string(out), "Usage: forwarder-vpp inspect [-json]")
+	require.Empty(t, stderr.String())
 }

@@ -384,7 +384,7 @@ func percentile(values []time.Duration, p int) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// loadTable is the runs side by side, as the README carries them.
+// loadTable is the runs side by side, as docs/load.md carries them.
 func loadTable(rows []loadFigures) string {
 	var s strings.Builder
 	s.WriteString("| round | N | forwarder | first Requests/s | first Request in the forwarder, p50 / p99 | refresh in the forwarder, p50 / p99 | RSS per connection | goroutines per connection | descriptors per connection | forwarder CPU per Request | all healed after SIGKILL + restart |\n")

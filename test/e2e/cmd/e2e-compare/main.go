@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/compare"
+	"github.com/nsmfwd/forwarder-vpp/test/figures"
 )
 
 // scenario is one field report's scenario: the name its test reports results under, and the
@@ -67,6 +68,8 @@ func run() error {
 	lock := flag.String("lock", "", "file to flock around each run of the suite, to take turns with other heavy jobs")
 	keep := flag.String("results", "", "also keep every run's results (JSON lines) in this file")
 	only := flag.String("only", "", "run only the scenarios whose test name matches this regexp")
+	doc := flag.String("doc", "docs/compare.md", "document to write the table into, under the root (empty: none)")
+	command := flag.String("command", "make compare", "what a person runs to measure again, for the document's header")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: e2e-compare [flags] (as root, from the repository root)\n")
 		flag.PrintDefaults()
@@ -125,26 +128,52 @@ func run() error {
 		}
 	}
 	summary := compare.Summarize(results, reference, subject, *runs, names)
-	fmt.Printf("`make compare`: %d runs of each scenario on each forwarder, %s in all.\n\n", *runs, time.Since(started).Round(time.Second))
-	fmt.Print(summary.Markdown())
+	var out strings.Builder
+	fmt.Fprintf(&out, "`make compare`: %d runs of each scenario on each forwarder, %s in all.\n\n", *runs, time.Since(started).Round(time.Second))
+	out.WriteString(summary.Markdown())
 	for _, s := range absent {
-		fmt.Printf("\nNot run: %s (no %s in this tree).\n", s.name, s.topLevel())
+		fmt.Fprintf(&out, "\nNot run: %s (no %s in this tree).\n", s.name, s.topLevel())
 	}
 	for _, s := range chosen {
 		if reason, ok := skipped[s.name]; ok {
-			fmt.Printf("\nNot run: %s (%s skipped: %s).\n", s.name, s.test, reason)
+			fmt.Fprintf(&out, "\nNot run: %s (%s skipped: %s).\n", s.name, s.test, reason)
 		}
 	}
 	if left := summary.Leftovers(); left != "" {
-		fmt.Printf("\nLeft behind once every client had closed:\n%s", left)
+		fmt.Fprintf(&out, "\nLeft behind once every client had closed:\n%s", left)
 	}
-	if failures := summary.Failures(); len(failures) > 0 {
-		fmt.Printf("\n%s does worse than %s:\n  %s\n", subject, reference, strings.Join(failures, "\n  "))
+	failures := summary.Failures()
+	if len(failures) > 0 {
+		fmt.Fprintf(&out, "\n%s does worse than %s:\n  %s\n", subject, reference, strings.Join(failures, "\n  "))
+	} else {
+		fmt.Fprintf(&out, "\n%s passes every scenario and is nowhere slower than %s beyond the spread of the runs.\n", subject, reference)
+	}
+	fmt.Print(out.String())
+	if *doc != "" {
+		run := figures.Run{Command: *command, Started: started, Duration: time.Since(started)}
+		if len(failures) > 0 {
+			run.ExitStatus = 1
+		}
+		path := filepath.Join(rootDir, *doc)
+		if err = figures.Write(rootDir, path, "forwarder-vpp and the stock forwarder, field report by field report", run, docIntro+out.String()); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "e2e-compare: wrote %s\n", path)
+	}
+	if len(failures) > 0 {
 		return fmt.Errorf("%d shortfalls of %s", len(failures), subject)
 	}
-	fmt.Printf("\n%s passes every scenario and is nowhere slower than %s beyond the spread of the runs.\n", subject, reference)
 	return nil
 }
+
+// docIntro says what the table is, above it in docs/compare.md.
+const docIntro = `Each field report's scenario (/work/shared/forwarder-notes.md, docs/e2e.md) in the end-to-end
+harness, on the stock-equivalent forwarder (test/stockforwarder: the stock cmd-forwarder-vpp
+v1.18.0 chain composed again) and on forwarder-vpp; the "real VPP" rows ran on upstream VPP,
+the others on test/vppsim. Each client has three policy routes. The README's "Known gaps" and
+docs/e2e.md say how to read the figures.
+
+`
 
 // selected returns the scenarios to run: those whose test exists in dir's test files (and
 // matches only), and those whose test does not exist.

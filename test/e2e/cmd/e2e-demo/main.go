@@ -1,6 +1,7 @@
 // Command e2e-demo is what `make demo` runs (through scripts/demo.sh): it
 // brings a two-node NSM domain up in network namespaces with real SPIRE and
-// the forwarder-vpp binary on the VPP simulator, connects one client on the
+// the forwarder-vpp binary on real VPP where test/realvpp finds one (as the
+// tests do), else on the VPP simulator, connects one client on the
 // endpoint's node (kernel to kernel) and one on the other node (kernel, VXLAN,
 // kernel), pings through both, prints what was created where with timings,
 // and tears everything down, also when interrupted.
@@ -20,6 +21,7 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
 )
 
 const netnsBase = "demo"
@@ -57,11 +59,16 @@ func run(ctx context.Context, out *report, repo, kernelType string) (err error) 
 		return err
 	}
 	out.timing("build harness, forwarder and simulator", time.Since(start))
+	vpp, err := chooseVPP(out)
+	if err != nil {
+		return err
+	}
 
 	workDir, err := os.MkdirTemp("", "demo-")
 	if err != nil {
 		return err
 	}
+	fmt.Println("  bringing up SPIRE, the registry and per node VPP, nsmgr and forwarder (under a minute)...")
 	d, err := domain.Start(ctx, domain.Config{
 		Binaries:            bins,
 		SpireBinDir:         filepath.Join(root, ".cache", "bin"),
@@ -69,6 +76,7 @@ func run(ctx context.Context, out *report, repo, kernelType string) (err error) 
 		NetnsPrefix:         topology.RunPrefix(netnsBase),
 		Nodes:               2,
 		KernelInterfaceType: kernelType,
+		RealVPP:             vpp,
 	})
 	if err != nil {
 		return fmt.Errorf("bring-up failed (logs in %s): %w", workDir, err)
@@ -96,4 +104,20 @@ func run(ctx context.Context, out *report, repo, kernelType string) (err error) 
 	fmt.Printf("  SVIDs from each node's SPIRE agent (join token): %s/{registry,nsmgr,forwarder,nse,nsc}\n",
 		strings.TrimSuffix(d.SPIRE.ID(""), "/"))
 	return connectAndPing(ctx, d, out)
+}
+
+// chooseVPP returns the real VPP binary the tests would run (test/realvpp.Find), or "" for the
+// simulator when there is none, and says which one the demo uses.
+func chooseVPP(out *report) (string, error) {
+	binary, err := realvpp.Find()
+	var notFound *realvpp.NotFoundError
+	switch {
+	case errors.As(err, &notFound):
+		out.line("VPP: the simulator (test/vppsim): " + err.Error())
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	out.line("VPP: real VPP, " + binary)
+	return binary, nil
 }

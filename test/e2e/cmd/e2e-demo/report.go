@@ -22,6 +22,10 @@ func (r *report) section(title string) {
 	fmt.Fprintf(r.w, "\n== %s\n", title)
 }
 
+func (r *report) line(text string) {
+	fmt.Fprintf(r.w, "  %s\n", text)
+}
+
 func (r *report) timing(what string, d time.Duration) {
 	fmt.Fprintf(r.w, "  %-52s %8s\n", what, d.Round(time.Millisecond))
 }
