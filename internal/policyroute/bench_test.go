@@ -94,7 +94,7 @@ func closeAll(tb testing.TB, server networkservice.NetworkServiceServer, conns [
 }
 
 // BenchmarkInstall measures the first Requests of every connection of a shape into a namespace holding none
-// of their rules or routes yet.
+// of their rules or routes yet, next to the raw baseline of the same writes (bench_raw_test.go).
 func BenchmarkInstall(b *testing.B) {
 	for _, shape := range benchShapes {
 		for _, impl := range benchImpls(shape) {
@@ -120,6 +120,7 @@ func BenchmarkInstall(b *testing.B) {
 				reportPerPolicy(b, elapsed, shape)
 			})
 		}
+		b.Run(fmt.Sprintf("raw-batched/%s", shape), func(b *testing.B) { benchRawInstall(b, shape) })
 	}
 }
 
