@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink/nl"
@@ -165,11 +164,9 @@ func benchRawInstall(b *testing.B, shape benchShape) {
 	require.NoError(b, err)
 	defer socket.Close()
 	require.NoError(b, unix.SetsockoptInt(socket.GetFd(), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 1<<20))
-	var elapsed time.Duration
+	var elapsed cost
 	for range b.N {
-		start := time.Now()
-		rawSend(b, socket.GetFd(), adds)
-		elapsed += time.Since(start)
+		elapsed.add(measure(func() { rawSend(b, socket.GetFd(), adds) }))
 		rawSend(b, socket.GetFd(), deletes)
 		require.Empty(b, n.snapshot(b, newOptions(nil)), "the deletes must leave the namespace as it was")
 	}
