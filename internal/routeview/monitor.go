@@ -3,6 +3,7 @@ package routeview
 import (
 	"runtime"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -41,18 +42,26 @@ var drainBuffers = sync.Pool{New: func() any {
 	return b
 }}
 
-// receive takes every notification queued on fd, up to drainSlots, without waiting.
-func (b *drainBuffer) receive(fd int) (int, error) {
+// receive takes every notification queued on the monitor socket, up to drainSlots, without waiting. The
+// library's Receive reads one datagram per call, with a peek before each, and blocks when none is queued.
+func (b *drainBuffer) receive(monitor syscall.RawConn) (n int, err error) {
 	for i := range b.msgs {
 		b.msgs[i].len = 0
 		b.msgs[i].hdr.Flags = 0
 	}
-	n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(len(b.msgs)), unix.MSG_DONTWAIT, 0, 0)
+	controlErr := monitor.Read(func(fd uintptr) bool {
+		received, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(len(b.msgs)), unix.MSG_DONTWAIT, 0, 0)
+		n, err = int(received), nil
+		if errno != 0 {
+			n, err = 0, errno
+		}
+		return true
+	})
 	runtime.KeepAlive(b)
-	if errno != 0 {
-		return 0, errno
+	if controlErr != nil {
+		return 0, controlErr
 	}
-	return int(n), nil
+	return n, err
 }
 
 // message returns the i-th datagram received and whether it was cut short.
