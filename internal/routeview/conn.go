@@ -1,12 +1,11 @@
 package routeview
 
 import (
+	"encoding/binary"
 	"strconv"
 	"syscall"
 	"time"
 
-	"github.com/jsimonetti/rtnetlink/v2"
-	"github.com/mdlayher/netlink"
 	"github.com/pkg/errors"
 	"golang.org/x/sys/unix"
 )
@@ -28,7 +27,13 @@ var errDumpInterrupted = errors.New("dump interrupted by concurrent changes")
 // returns, and reports errors even without NLM_F_ACK; so only the last message of a batch asks for an
 // acknowledgement, which then marks the end of the batch's replies.
 type requestConn struct {
-	c *netlink.Conn
+	fd  int
+	seq uint32
+	buf []byte
+}
+
+func newRequestConn(fd int) *requestConn {
+	return &requestConn{fd: fd, buf: make([]byte, 64<<10)}
 }
 
 // write applies ops in order, calling afterBatch after each batch, and returns the first failure; later
@@ -47,53 +52,32 @@ func (c *requestConn) write(ops []Op, afterBatch func()) error {
 }
 
 func (c *requestConn) writeBatch(ops []Op) error {
-	var firstErr error
-	fail := func(op *Op, err error) {
-		if firstErr == nil {
-			firstErr = errors.Wrapf(err, "%s", op.what)
-		}
-	}
-	msgs := make([]netlink.Message, 0, len(ops))
-	sent := make([]*Op, 0, len(ops))
+	firstSeq := c.seq + 1
+	var msgs []byte
 	for i := range ops {
-		if ops[i].err != nil {
-			// What cannot be encoded fails where the kernel would have refused it, in order.
-			fail(&ops[i], ops[i].err)
-			continue
+		c.seq++
+		flags := uint16(unix.NLM_F_REQUEST) | ops[i].flags
+		if i == len(ops)-1 {
+			flags |= unix.NLM_F_ACK
 		}
-		msgs = append(msgs, netlink.Message{
-			Header: netlink.Header{Type: netlink.HeaderType(ops[i].msgType), Flags: netlink.Request | ops[i].flags},
-			Data:   ops[i].payload,
-		})
-		sent = append(sent, &ops[i])
+		msgs = appendMessage(msgs, ops[i].msgType, flags, c.seq, ops[i].payload)
 	}
-	if len(msgs) == 0 {
-		return firstErr
-	}
-	msgs[len(msgs)-1].Header.Flags |= netlink.Acknowledge
-	msgs, err := c.c.SendMessages(msgs)
-	if err != nil {
+	if err := unix.Sendto(c.fd, msgs, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return errors.Wrap(err, "failed to send netlink batch")
 	}
-	firstSeq, lastSeq := msgs[0].Header.Sequence, msgs[len(msgs)-1].Header.Sequence
-	err = c.receive(func(replies []netlink.Message, replyErr *netlink.OpError) bool {
-		if replyErr != nil {
-			// The kernel reports each failure as an error message of its own, with the write's sequence.
-			i := int(replyErr.Sequence - firstSeq)
-			if i < 0 || i >= len(sent) {
-				return true
-			}
-			if errno, _ := replyErr.Err.(syscall.Errno); errno != sent[i].alreadyDone {
-				fail(sent[i], replyErr.Err)
-			}
-			return replyErr.Sequence != lastSeq
+	var firstErr error
+	done := false
+	err := c.receive(func(msgType, _ uint16, seq uint32, payload []byte) bool {
+		if msgType != unix.NLMSG_ERROR || seq < firstSeq || seq > c.seq || len(payload) < 4 {
+			return true
 		}
-		for _, m := range replies {
-			if m.Header.Type == netlink.Error && m.Header.Sequence == lastSeq {
-				return false
-			}
+		op := &ops[seq-firstSeq]
+		errno := syscall.Errno(-int32(binary.NativeEndian.Uint32(payload[:4])))
+		if errno != 0 && errno != op.alreadyDone && firstErr == nil {
+			firstErr = errors.Wrapf(errno, "%s", op.what)
 		}
-		return true
+		done = seq == c.seq
+		return !done
 	})
 	if err != nil {
 		return errors.Wrap(err, "failed to receive netlink replies")
@@ -101,55 +85,36 @@ func (c *requestConn) writeBatch(ops []Op) error {
 	return firstErr
 }
 
-// receive hands what each datagram brings to handle, the messages or the error one reports, until handle
-// returns false or receiveTimeout passes.
-func (c *requestConn) receive(handle func(replies []netlink.Message, replyErr *netlink.OpError) bool) error {
-	if err := c.c.SetReadDeadline(time.Now().Add(receiveTimeout)); err != nil {
-		return err
-	}
-	for {
-		replies, err := c.c.Receive()
-		var replyErr *netlink.OpError
-		if err != nil && (!errors.As(err, &replyErr) || replyErr.Sequence == 0) {
-			return err
-		}
-		if !handle(replies, replyErr) {
-			return nil
-		}
-	}
-}
-
 // dump sends a dump request and hands each reply of it to each until the kernel is done. It reports an
 // interrupted dump as errDumpInterrupted, after reading it to the end.
 func (c *requestConn) dump(msgType uint16, payload []byte, each func(msgType uint16, payload []byte)) error {
-	sent, err := c.c.Send(netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(msgType), Flags: netlink.Request | netlink.Dump}, Data: payload})
-	if err != nil {
+	c.seq++
+	seq := c.seq
+	request := appendMessage(nil, msgType, unix.NLM_F_REQUEST|unix.NLM_F_DUMP, seq, payload)
+	if err := unix.Sendto(c.fd, request, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return err
 	}
-	seq := sent.Header.Sequence
 	var result error
 	interrupted := false
-	err = c.receive(func(replies []netlink.Message, replyErr *netlink.OpError) bool {
-		if replyErr != nil {
-			if replyErr.Sequence != seq {
-				return true
-			}
-			result = replyErr.Err
+	err := c.receive(func(replyType, flags uint16, replySeq uint32, reply []byte) bool {
+		if replySeq != seq {
+			return true
+		}
+		interrupted = interrupted || flags&unix.NLM_F_DUMP_INTR != 0
+		switch replyType {
+		case unix.NLMSG_DONE:
 			return false
-		}
-		// Receive gathers every part of a dump and leaves out its done message, so an empty dump brings none.
-		done := len(replies) == 0
-		for _, m := range replies {
-			if m.Header.Sequence != seq {
-				continue
+		case unix.NLMSG_ERROR:
+			if len(reply) >= 4 {
+				if errno := unix.Errno(-int32(binary.NativeEndian.Uint32(reply[:4]))); errno != 0 {
+					result = errno
+					return false
+				}
 			}
-			done = true
-			interrupted = interrupted || m.Header.Flags&netlink.DumpInterrupted != 0
-			if m.Header.Type != netlink.Done && m.Header.Type != netlink.Error {
-				each(uint16(m.Header.Type), m.Data)
-			}
+		default:
+			each(replyType, reply)
 		}
-		return !done
+		return true
 	})
 	switch {
 	case err != nil:
@@ -177,41 +142,34 @@ func (c *requestConn) dumpConsistent(msgType uint16, payload []byte, reset func(
 // link asks the kernel for one interface by name. A full link dump or the netlink
 // library's LinkByName decodes every attribute and statistic, which costs more than a small Request.
 func (c *requestConn) link(name string) (found link, err error) {
-	header, err := (&rtnetlink.LinkMessage{}).MarshalBinary()
-	if err != nil {
-		return found, err
-	}
-	// Longer names can only be alternative names, which the kernel looks up by an attribute of their own
-	// that the library's LinkAttributes do not encode.
+	c.seq++
+	seq := c.seq
+	payload := make([]byte, unix.SizeofIfInfomsg)
 	attrType := uint16(unix.IFLA_IFNAME)
 	if len(name) >= unix.IFNAMSIZ {
 		attrType = unix.IFLA_ALT_IFNAME
 	}
-	ae := netlink.NewAttributeEncoder()
-	ae.String(attrType, name)
-	attributes, err := ae.Encode()
-	if err != nil {
-		return found, err
-	}
-	payload := append(header, attributes...)
-	sent, err := c.c.Send(netlink.Message{Header: netlink.Header{Type: unix.RTM_GETLINK, Flags: netlink.Request}, Data: payload})
-	if err != nil {
+	payload = appendAttr(payload, attrType, append([]byte(name), 0))
+	request := appendMessage(nil, unix.RTM_GETLINK, unix.NLM_F_REQUEST, seq, payload)
+	if err := unix.Sendto(c.fd, request, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return found, err
 	}
 	ok := false
-	recvErr := c.receive(func(replies []netlink.Message, replyErr *netlink.OpError) bool {
-		if replyErr != nil {
-			if replyErr.Sequence != sent.Header.Sequence {
-				return true
-			}
-			err = replyErr.Err
-			return false
+	recvErr := c.receive(func(msgType, _ uint16, replySeq uint32, reply []byte) bool {
+		if replySeq != seq {
+			return true
 		}
-		for _, m := range replies {
-			if m.Header.Sequence == sent.Header.Sequence && m.Header.Type == unix.RTM_NEWLINK {
-				found, ok = parseLink(m.Data)
-				return false
+		switch msgType {
+		case unix.NLMSG_ERROR:
+			if len(reply) >= 4 {
+				if errno := unix.Errno(-int32(binary.NativeEndian.Uint32(reply[:4]))); errno != 0 {
+					err = errno
+					return false
+				}
 			}
+		case unix.RTM_NEWLINK:
+			found, ok = parseLink(reply)
+			return false
 		}
 		return true
 	})
@@ -226,9 +184,71 @@ func (c *requestConn) link(name string) (found link, err error) {
 
 // setLinkUp sets the link's IFF_UP flag and nothing else.
 func (c *requestConn) setLinkUp(index int) error {
-	return c.writeBatch([]Op{newOp(unix.RTM_NEWLINK, 0, &rtnetlink.LinkMessage{Index: uint32(index), Flags: unix.IFF_UP, Change: unix.IFF_UP}, 0, linkName(index))})
+	payload := make([]byte, unix.SizeofIfInfomsg)
+	binary.NativeEndian.PutUint32(payload[4:8], uint32(index))
+	binary.NativeEndian.PutUint32(payload[8:12], unix.IFF_UP)
+	binary.NativeEndian.PutUint32(payload[12:16], unix.IFF_UP)
+	return c.writeBatch([]Op{{msgType: unix.RTM_NEWLINK, payload: payload, what: linkName(index)}})
 }
 
 type linkName int
 
 func (l linkName) String() string { return "link " + strconv.Itoa(int(l)) }
+
+// receive reads datagrams and hands each message to handle until handle returns false.
+func (c *requestConn) receive(handle func(msgType, flags uint16, seq uint32, payload []byte) bool) error {
+	for {
+		n, err := receiveWait(c.fd, c.buf)
+		if err != nil {
+			return err
+		}
+		more, ok := splitMessages(c.buf[:n], handle)
+		if !ok {
+			return errors.New("malformed netlink message")
+		}
+		if !more {
+			return nil
+		}
+	}
+}
+
+// splitMessages hands each message of one datagram to handle; more is false once handle returned false.
+func splitMessages(b []byte, handle func(msgType, flags uint16, seq uint32, payload []byte) bool) (more, ok bool) {
+	for len(b) >= unix.SizeofNlMsghdr {
+		length := int(binary.NativeEndian.Uint32(b[0:4]))
+		if length < unix.SizeofNlMsghdr || length > len(b) {
+			return false, false
+		}
+		msgType := binary.NativeEndian.Uint16(b[4:6])
+		flags := binary.NativeEndian.Uint16(b[6:8])
+		seq := binary.NativeEndian.Uint32(b[8:12])
+		payload := b[unix.SizeofNlMsghdr:length]
+		b = b[min(nlmAlign(length), len(b)):]
+		if !handle(msgType, flags, seq, payload) {
+			return false, true
+		}
+	}
+	return true, true
+}
+
+// receiveWait reads one datagram, waiting for it at most receiveTimeout.
+func receiveWait(fd int, buf []byte) (int, error) {
+	for {
+		n, _, err := unix.Recvfrom(fd, buf, 0)
+		switch {
+		case err == nil:
+			return n, nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case !errors.Is(err, unix.EAGAIN):
+			return 0, err
+		}
+		ready, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(receiveTimeout/time.Millisecond))
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return 0, err
+		}
+		if ready == 0 {
+			return 0, unix.ETIMEDOUT
+		}
+	}
+}

@@ -1,56 +1,58 @@
 package routeview
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net/netip"
-	"strings"
 
-	"github.com/jsimonetti/rtnetlink/v2"
-	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
 
-// The headers are the library's messages; the attributes are walked here, because whether a rule or a
-// route is plain depends on every attribute the kernel sent, and the library's RouteMessage drops the ones
-// it does not know while its RuleMessage refuses the port masks that Linux 6.12+ sends with every range.
 const (
-	// sizeofFibRuleHdr is struct fib_rule_hdr.
+	// sizeofFibRuleHdr is struct fib_rule_hdr: family, dst_len, src_len, tos, table, two reserved bytes,
+	// action, then 32 bits of flags.
 	sizeofFibRuleHdr = 12
 	fibRuleInvert    = 0x2
+	frActToTable     = 1
 	// unsetU32 is how the kernel reports an unset suppress_prefixlen or suppress_ifgroup.
 	unsetU32 = 0xffffffff
 	// fraSportMask and fraDportMask (Linux 6.12+) come with every port range; 0xffff means no masking.
 	fraSportMask = 28
 	fraDportMask = 29
+	// nlaTypeMask strips the nested and byte-order flags from an attribute type.
+	nlaTypeMask = 0x3fff
+	// rtaCacheInfo and rtaPref are what the kernel reports with every IPv6 route; rtaMetrics may be empty.
+	rtaMetrics   = unix.RTA_METRICS
+	rtaCacheInfo = unix.RTA_CACHEINFO
+	rtaPref      = unix.RTA_PREF
 	// icmpv6RouterPrefMedium is the router preference of a route nobody gave one.
 	icmpv6RouterPrefMedium = 0
 )
 
-// attrs hands each attribute of b to each; it reports false when b does not hold well-formed attributes.
+// attrs iterates over rtnetlink attributes; it stops, reporting false, at the first malformed one.
 func attrs(b []byte, each func(attrType uint16, value []byte)) bool {
-	ad, err := netlink.NewAttributeDecoder(b)
-	if err != nil {
-		return false
+	for len(b) >= unix.SizeofRtAttr {
+		length := int(binary.NativeEndian.Uint16(b[0:2]))
+		if length < unix.SizeofRtAttr || length > len(b) {
+			return false
+		}
+		each(binary.NativeEndian.Uint16(b[2:4])&nlaTypeMask, b[unix.SizeofRtAttr:length])
+		b = b[min(rtaAlign(length), len(b)):]
 	}
-	for ad.Next() {
-		attrType := ad.Type()
-		ad.Do(func(value []byte) error {
-			each(attrType, value)
-			return nil
-		})
-	}
-	return ad.Err() == nil
+	return true
 }
 
 // parseRule decodes an RTM_NEWRULE or RTM_DELRULE payload. A rule with any attribute a policy cannot
 // produce is kept, as not plain.
 func parseRule(payload []byte) (rule Rule, ok bool) {
-	var header rtnetlink.RuleMessage
-	if len(payload) < sizeofFibRuleHdr || header.UnmarshalBinary(payload[:sizeofFibRuleHdr]) != nil {
+	if len(payload) < sizeofFibRuleHdr {
 		return rule, false
 	}
-	rule = Rule{Family: header.Family, Table: uint32(header.Table),
-		Plain: header.Action == frActToTable && header.Flags&fibRuleInvert == 0 && header.TOS == 0 && header.DstLength == 0}
+	dstLen, srcLen, tos := payload[1], payload[2], payload[3]
+	action := payload[7]
+	flags := binary.NativeEndian.Uint32(payload[8:12])
+	rule = Rule{Family: payload[0], Table: uint32(payload[4]),
+		Plain: action == frActToTable && flags&fibRuleInvert == 0 && tos == 0 && dstLen == 0}
 	srcSeen := false
 	ok = attrs(payload[sizeofFibRuleHdr:], func(attrType uint16, value []byte) {
 		switch {
@@ -64,7 +66,7 @@ func parseRule(payload []byte) (rule Rule, ok bool) {
 			rule.Sel.Proto = value[0]
 		case attrType == unix.FRA_SRC:
 			srcSeen = true
-			rule.Sel.Src = prefixFromBytes(value, int(header.SrcLength))
+			rule.Sel.Src = prefixFromBytes(value, int(srcLen))
 			rule.Plain = rule.Plain && rule.Sel.Src.IsValid()
 		case attrType == unix.FRA_SPORT_RANGE && len(value) == 4:
 			rule.Sel.Sport = PortRange{Start: binary.NativeEndian.Uint16(value[0:2]), End: binary.NativeEndian.Uint16(value[2:4])}
@@ -78,7 +80,7 @@ func parseRule(payload []byte) (rule Rule, ok bool) {
 		}
 	})
 	// A source length without a source address matches on something a Selector does not hold.
-	if header.SrcLength != 0 && !srcSeen {
+	if srcLen != 0 && !srcSeen {
 		rule.Plain = false
 	}
 	return rule, ok
@@ -86,19 +88,19 @@ func parseRule(payload []byte) (rule Rule, ok bool) {
 
 // parseRoute decodes an RTM_NEWROUTE or RTM_DELROUTE payload.
 func parseRoute(payload []byte) (route Route, ok bool) {
-	var header rtnetlink.RouteMessage
-	if len(payload) < unix.SizeofRtMsg || header.UnmarshalBinary(payload[:unix.SizeofRtMsg]) != nil {
+	if len(payload) < unix.SizeofRtMsg {
 		return route, false
 	}
-	family := header.Family
+	family, dstLen, srcLen := payload[0], int(payload[1]), payload[2]
+	flags := binary.NativeEndian.Uint32(payload[8:12])
 	route = Route{
-		Family: family, Tos: header.Tos, Table: uint32(header.Table), Protocol: header.Protocol, Scope: header.Scope, Type: header.Type,
-		Onlink: header.Flags&unix.RTNH_F_ONLINK != 0,
+		Family: family, Tos: payload[3], Table: uint32(payload[4]), Protocol: payload[5], Scope: payload[6], Type: payload[7],
+		Onlink: flags&unix.RTNH_F_ONLINK != 0,
 	}
 	if family != unix.AF_INET && family != unix.AF_INET6 {
 		return route, false
 	}
-	plain := header.SrcLength == 0 && route.Tos == 0 && route.Type == unix.RTN_UNICAST
+	plain := srcLen == 0 && route.Tos == 0 && route.Type == unix.RTN_UNICAST
 	dstSeen := false
 	ok = attrs(payload[unix.SizeofRtMsg:], func(attrType uint16, value []byte) {
 		switch attrType {
@@ -108,7 +110,7 @@ func parseRoute(payload []byte) (route Route, ok bool) {
 			}
 		case unix.RTA_DST:
 			dstSeen = true
-			route.Dst = prefixFromBytes(value, int(header.DstLength))
+			route.Dst = prefixFromBytes(value, dstLen)
 		case unix.RTA_PRIORITY:
 			if len(value) == 4 {
 				route.Priority = binary.NativeEndian.Uint32(value)
@@ -123,10 +125,10 @@ func parseRoute(payload []byte) (route Route, ok bool) {
 		case unix.RTA_PREFSRC:
 			route.Prefsrc = addrFromBytes(value)
 			plain = false
-		case unix.RTA_CACHEINFO:
-		case unix.RTA_PREF:
+		case rtaCacheInfo:
+		case rtaPref:
 			plain = plain && len(value) == 1 && value[0] == icmpv6RouterPrefMedium
-		case unix.RTA_METRICS:
+		case rtaMetrics:
 			plain = plain && len(value) == 0
 		default:
 			plain = false
@@ -150,17 +152,14 @@ type link struct {
 	name  string
 }
 
-// parseLink decodes the index, flags and name of a link; the library's LinkMessage would decode every
-// statistic and driver attribute too, and fail on those it does not know.
 func parseLink(payload []byte) (l link, ok bool) {
-	var header rtnetlink.LinkMessage
-	if len(payload) < unix.SizeofIfInfomsg || header.UnmarshalBinary(payload[:unix.SizeofIfInfomsg]) != nil {
+	if len(payload) < unix.SizeofIfInfomsg {
 		return l, false
 	}
-	l.index, l.flags = int(int32(header.Index)), header.Flags
+	l.index, l.flags = int(int32(binary.NativeEndian.Uint32(payload[4:8]))), binary.NativeEndian.Uint32(payload[8:12])
 	ok = attrs(payload[unix.SizeofIfInfomsg:], func(attrType uint16, value []byte) {
 		if attrType == unix.IFLA_IFNAME {
-			l.name = strings.TrimRight(string(value), "\x00")
+			l.name = string(bytes.TrimRight(value, "\x00"))
 		}
 	})
 	return l, ok
@@ -168,11 +167,10 @@ func parseLink(payload []byte) (l link, ok bool) {
 
 // parseAddr decodes the link index and the local address of an RTM_NEWADDR or RTM_DELADDR payload.
 func parseAddr(payload []byte) (index int, addr netip.Addr, ok bool) {
-	var header rtnetlink.AddressMessage
-	if len(payload) < unix.SizeofIfAddrmsg || header.UnmarshalBinary(payload[:unix.SizeofIfAddrmsg]) != nil {
+	if len(payload) < unix.SizeofIfAddrmsg {
 		return 0, addr, false
 	}
-	index = int(int32(header.Index))
+	index = int(int32(binary.NativeEndian.Uint32(payload[4:8])))
 	ok = attrs(payload[unix.SizeofIfAddrmsg:], func(attrType uint16, value []byte) {
 		// IFA_LOCAL is the address itself on point-to-point links, where IFA_ADDRESS is the peer's.
 		if attrType == unix.IFA_LOCAL || attrType == unix.IFA_ADDRESS && !addr.IsValid() {

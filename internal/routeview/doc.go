@@ -3,11 +3,6 @@
 // for (routes by slot and by table, marked routes by link, rules by table, rule priorities, tables
 // whose marked rules look up nothing). It also writes rules and routes in batches.
 //
-// The wire is github.com/jsimonetti/rtnetlink/v2's messages on github.com/mdlayher/netlink's sockets:
-// one SendMessages per batch, multicast groups joined through the library. This package keeps what the
-// libraries do not: which attributes make a rule or route one the forwarder may touch, and reading
-// a whole burst of notifications in one recvmmsg.
-//
 // The kernel stays the only source of truth. A view is built from one rule dump and one route dump
 // per family, and kept true by an rtnetlink subscription opened before those dumps: every
 // notification is applied in order, idempotently, before the view is read or after it is written.

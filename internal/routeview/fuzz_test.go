@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/jsimonetti/rtnetlink/v2"
-	"github.com/mdlayher/netlink"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -42,14 +40,14 @@ func seedRoutes() []Route {
 // being written back and decoded again: a plain rule is exactly what the forwarder would write for it.
 func FuzzParseRule(f *testing.F) {
 	for _, r := range seedRules() {
-		f.Add(mustPayload(r.AddOp()))
+		f.Add(r.serialize())
 	}
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		rule, ok := parseRule(payload)
 		if !ok || !rule.Plain || !validRuleForWriting(&rule) {
 			return
 		}
-		again, ok := parseRule(mustPayload(rule.AddOp()))
+		again, ok := parseRule(rule.serialize())
 		require.True(t, ok)
 		require.Equal(t, rule, again)
 	})
@@ -72,14 +70,14 @@ func familyBits(family uint8) int {
 // survives being written back and decoded again.
 func FuzzParseRoute(f *testing.F) {
 	for _, r := range seedRoutes() {
-		f.Add(mustPayload(r.AddOp()))
+		f.Add(r.serialize(r.Scope, r.Type))
 	}
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		route, ok := parseRoute(payload)
 		if !ok || !route.Plain || route.Tos != 0 || route.Type != unix.RTN_UNICAST || route.Dst.Addr().BitLen() != familyBits(route.Family) {
 			return
 		}
-		again, ok := parseRoute(mustPayload(route.AddOp()))
+		again, ok := parseRoute(route.serialize(route.Scope, route.Type))
 		require.True(t, ok)
 		require.Equal(t, route, again)
 	})
@@ -91,48 +89,25 @@ func FuzzParseRoute(f *testing.F) {
 func FuzzApply(f *testing.F) {
 	var stream []byte
 	for _, r := range seedRules() {
-		stream = appendMessage(stream, unix.RTM_NEWRULE, 0, 0, mustPayload(r.AddOp()))
+		stream = appendMessage(stream, unix.RTM_NEWRULE, 0, 0, r.serialize())
 	}
 	for _, r := range seedRoutes() {
-		stream = appendMessage(stream, unix.RTM_NEWROUTE, 0, 0, mustPayload(r.AddOp()))
+		stream = appendMessage(stream, unix.RTM_NEWROUTE, 0, 0, r.serialize(r.Scope, r.Type))
 	}
 	f.Add(stream)
 	for _, r := range seedRoutes() {
-		stream = appendMessage(stream, unix.RTM_DELROUTE, 0, 0, mustPayload(r.AddOp()))
+		stream = appendMessage(stream, unix.RTM_DELROUTE, 0, 0, r.serialize(r.Scope, r.Type))
 	}
 	f.Add(stream)
 	f.Fuzz(func(t *testing.T, stream []byte) {
-		v, err := newView("fuzz", nil, nil, testMark)
-		require.NoError(t, err)
+		v := newView("fuzz", -1, -1, testMark)
 		v.stale = false
 		// The lowest priority is kept up to date as rules come and go once it has been asked for.
 		v.LowestPriority(unix.AF_INET, 1, 30000)
 		v.LowestPriority(unix.AF_INET6, 20000, 29999)
-		v.applyDatagram(stream)
+		splitMessages(stream, v.apply)
 		requireIndexesTrue(t, v.s)
 	})
-}
-
-// mustPayload is the message an Op sends, without its netlink header.
-func mustPayload(op Op) []byte {
-	if op.err != nil {
-		panic(op.err)
-	}
-	return op.payload
-}
-
-// appendMessage frames payload as one netlink message, as the kernel sends it.
-func appendMessage(stream []byte, msgType, flags uint16, seq uint32, payload []byte) []byte {
-	length := unix.NLMSG_HDRLEN + len(payload)
-	padded := append(append([]byte(nil), payload...), make([]byte, (length+unix.NLMSG_ALIGNTO-1)&^(unix.NLMSG_ALIGNTO-1)-length)...)
-	m, err := netlink.Message{
-		Header: netlink.Header{Length: uint32(unix.NLMSG_HDRLEN + len(padded)), Type: netlink.HeaderType(msgType), Flags: netlink.HeaderFlags(flags), Sequence: seq},
-		Data:   padded,
-	}.MarshalBinary()
-	if err != nil {
-		panic(err)
-	}
-	return append(stream, m...)
 }
 
 // requireIndexesTrue recomputes every index of s from its rules and routes and compares.
@@ -215,16 +190,14 @@ func TestWriteFuzzSeeds(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("kernel-%02d", index)), []byte(body), 0o644))
 	}
 	index := 0
-	ruleDump, err := (&rtnetlink.RuleMessage{}).MarshalBinary()
-	require.NoError(t, err)
-	require.NoError(t, view.request.dump(unix.RTM_GETRULE, ruleDump, func(msgType uint16, payload []byte) {
+	require.NoError(t, view.request.dump(unix.RTM_GETRULE, make([]byte, sizeofFibRuleHdr), func(msgType uint16, payload []byte) {
 		record("FuzzParseRule", index, payload)
 		stream = appendMessage(stream, msgType, 0, 0, payload)
 		index++
 	}))
 	for _, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
-		request, err := (&rtnetlink.RouteMessage{Family: family}).MarshalBinary()
-		require.NoError(t, err)
+		request := make([]byte, unix.SizeofRtMsg)
+		request[0] = family
 		require.NoError(t, view.request.dump(unix.RTM_GETROUTE, request, func(msgType uint16, payload []byte) {
 			record("FuzzParseRoute", index, payload)
 			stream = appendMessage(stream, msgType, 0, 0, payload)
@@ -235,9 +208,7 @@ func TestWriteFuzzSeeds(t *testing.T) {
 			index++
 		}))
 	}
-	skipStats := uint32(rtextFilterSkipStats)
-	linkDump, err := (&rtnetlink.LinkMessage{Attributes: &rtnetlink.LinkAttributes{ExtMask: &skipStats}}).MarshalBinary()
-	require.NoError(t, err)
+	linkDump := appendUint32Attr(make([]byte, unix.SizeofIfInfomsg), unix.IFLA_EXT_MASK, rtextFilterSkipStats)
 	require.NoError(t, view.request.dump(unix.RTM_GETLINK, linkDump, func(msgType uint16, payload []byte) {
 		down := append([]byte(nil), payload...)
 		binary.NativeEndian.PutUint32(down[8:12], 0)

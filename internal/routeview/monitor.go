@@ -3,7 +3,6 @@ package routeview
 import (
 	"runtime"
 	"sync"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -42,26 +41,18 @@ var drainBuffers = sync.Pool{New: func() any {
 	return b
 }}
 
-// receive takes every notification queued on the monitor socket, up to drainSlots, without waiting. The
-// library's Receive reads one datagram per call, with a peek before each, and blocks when none is queued.
-func (b *drainBuffer) receive(monitor syscall.RawConn) (n int, err error) {
+// receive takes every notification queued on fd, up to drainSlots, without waiting.
+func (b *drainBuffer) receive(fd int) (int, error) {
 	for i := range b.msgs {
 		b.msgs[i].len = 0
 		b.msgs[i].hdr.Flags = 0
 	}
-	controlErr := monitor.Read(func(fd uintptr) bool {
-		received, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(len(b.msgs)), unix.MSG_DONTWAIT, 0, 0)
-		n, err = int(received), nil
-		if errno != 0 {
-			n, err = 0, errno
-		}
-		return true
-	})
+	n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(len(b.msgs)), unix.MSG_DONTWAIT, 0, 0)
 	runtime.KeepAlive(b)
-	if controlErr != nil {
-		return 0, controlErr
+	if errno != 0 {
+		return 0, errno
 	}
-	return n, err
+	return int(n), nil
 }
 
 // message returns the i-th datagram received and whether it was cut short.

@@ -1,7 +1,8 @@
 package routeview
 
 import (
-	"github.com/mdlayher/netlink"
+	"runtime"
+
 	"github.com/pkg/errors"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -9,7 +10,7 @@ import (
 
 // monitorGroups are the notifications a view follows: rules and routes themselves, and the link,
 // address and nexthop events after which the kernel drops routes without telling.
-var monitorGroups = []uint32{
+var monitorGroups = []int{
 	unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE, unix.RTNLGRP_IPV4_ROUTE, unix.RTNLGRP_IPV6_ROUTE,
 	unix.RTNLGRP_LINK, unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_IPV6_IFADDR, unix.RTNLGRP_NEXTHOP,
 }
@@ -24,40 +25,75 @@ const (
 
 // openSockets creates, inside target, the request socket for dumps and writes and the subscribed
 // monitor socket. Both keep the namespace alive until closed.
-func openSockets(target netns.NsHandle) (request, monitor *netlink.Conn, err error) {
-	// Strict: the kernel then filters dumps by link, and acknowledgements do not echo the request.
-	if request, err = dial(target, true, requestBuffer); err != nil {
-		return nil, nil, errors.Wrap(err, "request socket with strict checking (Linux 4.20+)")
-	}
-	_ = request.SetOption(netlink.CapAcknowledge, true)
-	if monitor, err = dial(target, false, monitorBuffer); err != nil {
-		_ = request.Close()
-		return nil, nil, err
-	}
-	for _, group := range monitorGroups {
-		if err = monitor.JoinGroup(group); err != nil {
-			_ = request.Close()
-			_ = monitor.Close()
-			return nil, nil, errors.Wrapf(err, "subscribing to rtnetlink group %d", group)
+func openSockets(target netns.NsHandle) (request, monitor int, err error) {
+	request, monitor = -1, -1
+	err = inNamespace(target, func() error {
+		if request, err = netlinkSocket(requestBuffer); err != nil {
+			return err
 		}
+		// The kernel then filters dumps by link, and acknowledgements do not echo the request.
+		if err = unix.SetsockoptInt(request, unix.SOL_NETLINK, unix.NETLINK_GET_STRICT_CHK, 1); err != nil {
+			return errors.Wrap(err, "strict checking (Linux 4.20+)")
+		}
+		_ = unix.SetsockoptInt(request, unix.SOL_NETLINK, unix.NETLINK_CAP_ACK, 1)
+		if monitor, err = netlinkSocket(monitorBuffer); err != nil {
+			return err
+		}
+		for _, group := range monitorGroups {
+			if err = unix.SetsockoptInt(monitor, unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, group); err != nil {
+				return errors.Wrapf(err, "subscribing to rtnetlink group %d", group)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		closeFd(request)
+		closeFd(monitor)
+		return -1, -1, err
 	}
 	return request, monitor, nil
 }
 
-func dial(target netns.NsHandle, strict bool, buffer int) (*netlink.Conn, error) {
-	c, err := netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{NetNS: int(target), Strict: strict})
+func netlinkSocket(buffer int) (int, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.NETLINK_ROUTE)
 	if err != nil {
-		return nil, errors.Wrap(err, "netlink socket")
+		return -1, errors.Wrap(err, "netlink socket")
+	}
+	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		closeFd(fd)
+		return -1, errors.Wrap(err, "binding a netlink socket")
 	}
 	// Forcing the size needs CAP_NET_ADMIN, which the forwarder has; without it the default is used.
-	forced := false
-	if raw, err := c.SyscallConn(); err == nil {
-		_ = raw.Control(func(fd uintptr) {
-			forced = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, buffer) == nil
-		})
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, buffer) != nil {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, buffer)
 	}
-	if !forced {
-		_ = c.SetReadBuffer(buffer)
+	return fd, nil
+}
+
+func closeFd(fd int) {
+	if fd >= 0 {
+		_ = unix.Close(fd)
 	}
-	return c, nil
+}
+
+// inNamespace runs create on a thread moved into target, entering it once for all sockets rather than
+// once per socket. If the thread cannot return to its namespace it stays locked, so the runtime retires it.
+func inNamespace(target netns.NsHandle, create func() error) error {
+	runtime.LockOSThread()
+	origin, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	defer func() { _ = origin.Close() }()
+	if err = netns.Set(target); err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	createErr := create()
+	if err = netns.Set(origin); err != nil {
+		return errors.Wrap(err, "failed to return to the forwarder's network namespace")
+	}
+	runtime.UnlockOSThread()
+	return createErr
 }

@@ -129,13 +129,7 @@ func openView(netnsURL, id string, mark uint8) (*View, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "opening netlink sockets in %s", netnsURL)
 	}
-	v, err := newView(id, request, monitor, mark)
-	if err != nil {
-		_ = request.Close()
-		_ = monitor.Close()
-		return nil, err
-	}
-	return v, nil
+	return newView(id, request, monitor, mark), nil
 }
 
 // Hold keeps v open on behalf of holder until Release(holder), or until holder holds another view.

@@ -1,13 +1,9 @@
 package routeview
 
 import (
-	"iter"
-	"syscall"
-
-	"github.com/jsimonetti/rtnetlink/v2"
-	"github.com/mdlayher/netlink"
 	"github.com/pkg/errors"
 	"golang.org/x/sys/unix"
+	"iter"
 )
 
 // syncRounds bounds how often one sync re-reads the kernel while the namespace keeps changing under it.
@@ -19,10 +15,8 @@ const syncRounds = 8
 type View struct {
 	id      string
 	request *requestConn
-	monitor *netlink.Conn
-	// monitorRaw reads the monitor socket in bulk, see drainBuffer.
-	monitorRaw syscall.RawConn
-	s          *state
+	monitor int
+	s       *state
 	// stale means notifications were lost or malformed: the view must be rebuilt from dumps.
 	stale bool
 	// resync are links after whose events the kernel may have dropped routes silently.
@@ -33,20 +27,13 @@ type View struct {
 	registry *registryEntry
 }
 
-func newView(id string, request, monitor *netlink.Conn, mark uint8) (*View, error) {
-	v := &View{id: id, request: &requestConn{c: request}, monitor: monitor, s: newState(mark), stale: true, resync: make(map[int]struct{})}
-	if monitor != nil {
-		var err error
-		if v.monitorRaw, err = monitor.SyscallConn(); err != nil {
-			return nil, err
-		}
-	}
-	return v, nil
+func newView(id string, request, monitor int, mark uint8) *View {
+	return &View{id: id, request: newRequestConn(request), monitor: monitor, s: newState(mark), stale: true, resync: make(map[int]struct{})}
 }
 
 func (v *View) close() {
-	_ = v.request.c.Close()
-	_ = v.monitor.Close()
+	closeFd(v.request.fd)
+	closeFd(v.monitor)
 }
 
 // sync brings the view in step with the kernel: it applies every pending notification, re-reads the routes
@@ -80,7 +67,7 @@ func (v *View) drain() error {
 	buf := drainBuffers.Get().(*drainBuffer)
 	defer drainBuffers.Put(buf)
 	for {
-		n, err := buf.receive(v.monitorRaw)
+		n, err := buf.receive(v.monitor)
 		switch {
 		case err == nil:
 		case errors.Is(err, unix.EINTR):
@@ -95,7 +82,7 @@ func (v *View) drain() error {
 		}
 		for i := range n {
 			datagram, truncated := buf.message(i)
-			if !v.applyDatagram(datagram) || truncated {
+			if _, ok := splitMessages(datagram, v.apply); !ok || truncated {
 				v.stale = true
 			}
 		}
@@ -105,17 +92,8 @@ func (v *View) drain() error {
 	}
 }
 
-// applyDatagram applies every notification of one datagram; it reports false for one it cannot split.
-func (v *View) applyDatagram(datagram []byte) bool {
-	msgs, err := syscall.ParseNetlinkMessage(datagram)
-	for i := range msgs {
-		v.apply(msgs[i].Header.Type, msgs[i].Header.Flags, msgs[i].Data)
-	}
-	return err == nil
-}
-
 // apply applies one notification; the ones that cannot be decoded make the view stale.
-func (v *View) apply(msgType, flags uint16, payload []byte) {
+func (v *View) apply(msgType, flags uint16, _ uint32, payload []byte) bool {
 	switch msgType {
 	case unix.RTM_NEWRULE, unix.RTM_DELRULE:
 		rule, ok := parseRule(payload)
@@ -172,6 +150,7 @@ func (v *View) apply(msgType, flags uint16, payload []byte) {
 		// Routes using a nexthop object go with it, silently.
 		v.stale = true
 	}
+	return true
 }
 
 func (v *View) resyncIfRouted(oif int) {
@@ -186,11 +165,7 @@ func (v *View) rebuild() error {
 	v.stale = false
 	clear(v.resync)
 	v.s.resetLinks()
-	request, err := (&rtnetlink.RuleMessage{}).MarshalBinary()
-	if err != nil {
-		return err
-	}
-	err = v.dump(unix.RTM_GETRULE, request, v.s.resetRules, func(msgType uint16, payload []byte) {
+	err := v.dump(unix.RTM_GETRULE, make([]byte, sizeofFibRuleHdr), v.s.resetRules, func(msgType uint16, payload []byte) {
 		if rule, ok := parseRule(payload); ok && msgType == unix.RTM_NEWRULE {
 			v.s.addRule(&rule)
 		}
@@ -238,12 +213,13 @@ func (v *View) resyncLink(oif int) error {
 
 // dumpRoutes hands every route of family, only those through oif unless it is 0, to each.
 func (v *View) dumpRoutes(family uint8, oif int, each func(*Route)) error {
-	request, err := (&rtnetlink.RouteMessage{Family: family, Attributes: rtnetlink.RouteAttributes{OutIface: uint32(oif)}}).MarshalBinary()
-	if err != nil {
-		return err
+	request := make([]byte, unix.SizeofRtMsg)
+	request[0] = family
+	if oif != 0 {
+		request = appendUint32Attr(request, unix.RTA_OIF, uint32(oif))
 	}
 	var malformed bool
-	err = v.dump(unix.RTM_GETROUTE, request, func() {}, func(msgType uint16, payload []byte) {
+	err := v.dump(unix.RTM_GETROUTE, request, func() {}, func(msgType uint16, payload []byte) {
 		route, ok := parseRoute(payload)
 		if msgType != unix.RTM_NEWROUTE {
 			return

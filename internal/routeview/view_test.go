@@ -171,9 +171,7 @@ func TestOverrunRebuildsTheView(t *testing.T) {
 	registry := NewRegistry(testMark)
 	defer registry.Close()
 	withView(t, registry, n, func(v *View) {
-		require.NoError(t, v.monitorRaw.Control(func(fd uintptr) {
-			require.NoError(t, unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4096))
-		}))
+		require.NoError(t, unix.SetsockoptInt(v.monitor, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4096))
 	})
 
 	var batch strings.Builder
