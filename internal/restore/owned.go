@@ -7,6 +7,7 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/ipsec"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/memif"
+	vlanmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/vlan"
 	vxlanmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/vxlan"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/wireguard"
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
@@ -75,6 +76,9 @@ func proves(i *vppInterface, recorded journal.Interface, mechanism *networkservi
 		return i.kind == kindWireguard
 	case ipsec.MECHANISM:
 		return i.kind == kindIpip
+	case vlanmech.MECHANISM:
+		// sdk-vpp's vlan client makes a sub-interface of the uplink for the next hop's side.
+		return i.kind == kindSubinterface
 	default:
 		return false
 	}
