@@ -21,7 +21,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 # The kind end-to-end suite: image build, cluster, SPIRE, both install paths and every scenario.
 KIND_E2E_TIMEOUT ?= 120m
 
-.PHONY: all build xdp image tools test kind-e2e vet fmt-check bench bench-forwarder fuzz demo compare clean
+.PHONY: all build xdp image tools test kind-e2e vet fmt-check bench bench-forwarder fuzz demo compare crash-campaign clean
 
 all: build
 
@@ -102,6 +102,22 @@ bench-forwarder: tools
 	$(GO) run ./test/figures/cmd/figures -out docs/load.md -title "Load: N connections through one forwarder" \
 		-command "make bench-forwarder LOAD_N=$(LOAD_N) LOAD_ROUNDS=$(LOAD_ROUNDS) LOAD_REFRESH=$(LOAD_REFRESH)" -- \
 		$(GO) test -count=1 -run '^$$' -bench ForwarderLoad -benchtime 1x -timeout $(LOAD_TIMEOUT) ./test/e2e/
+
+# The crash campaign (issue 27, docs/e2e.md): CAMPAIGN_KILLS seeded random SIGKILLs of the forwarder,
+# the nsmgr and clients under connect/refresh/close churn, for each of CAMPAIGN_SEEDS, on the
+# simulator and, when .cache/vpp (or FORWARDER_TEST_VPP) has a real VPP, on real VPP over veth.
+# Prints per seed: kills by target, objects left, foreign objects touched, time. Root; not part of
+# `test`, which runs a short campaign of its own.
+CAMPAIGN_KILLS   ?= 100
+CAMPAIGN_SEEDS   ?= 1,2,3
+CAMPAIGN_TIMEOUT ?= 4h
+crash-campaign: tools
+	@echo "crash campaign: $(CAMPAIGN_KILLS) kills for each of seeds $(CAMPAIGN_SEEDS) (progress: campaign: lines; figures: CAMPAIGN lines)"
+	@( E2E_CAMPAIGN_KILLS=$(CAMPAIGN_KILLS) E2E_CAMPAIGN_SEEDS=$(CAMPAIGN_SEEDS) $(GO) test -count=1 -v -timeout $(CAMPAIGN_TIMEOUT) \
+		-run '^TestCrashCampaign$$' ./test/e2e/ 2>&1; echo $$? > $(CURDIR)/.cache/crash-campaign.status ) | tee $(CURDIR)/.cache/crash-campaign.log | \
+		grep --line-buffered -E 'campaign:|CAMPAIGN|^(=== RUN|--- |\s+--- )|FAIL|ok ' ; \
+		echo "figures:"; grep -h 'CAMPAIGN .* seed=' $(CURDIR)/.cache/crash-campaign.log | sed 's/^ *//' | sort -u; \
+		exit $$(cat $(CURDIR)/.cache/crash-campaign.status)
 
 clean:
 	rm -rf $(BIN)

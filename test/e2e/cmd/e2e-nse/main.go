@@ -55,6 +55,7 @@ type config struct {
 	SVIDTimeout         time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
 	LogLevel            string        `default:"INFO" split_words:"true"`
 	CallLog             string        `split_words:"true" desc:"file receiving one JSON line per Request and Close served (nsmgrpc.Call)"`
+	PassThroughTo       string        `split_words:"true" desc:"makes this a pass-through endpoint that asks onward for this network service (passthrough.go)"`
 }
 
 func main() {
@@ -109,19 +110,35 @@ func run() error {
 	}
 	go changes.watch(ctx, readdressPrefixes)
 
-	responder := endpoint.NewServer(ctx, generate,
-		endpoint.WithName(cfg.Name),
-		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
-		endpoint.WithAdditionalFunctionality(
-			changes,
-			point2pointipam.NewServer(append(prefixes, readdressPrefixes...)...),
-			policies,
+	functionality := []networkservice.NetworkServiceServer{
+		changes,
+		point2pointipam.NewServer(append(prefixes, readdressPrefixes...)...),
+		policies,
+		recvfd.NewServer(),
+		mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
+			kernelmech.MECHANISM: kernel.NewServer(),
+		}),
+		sendfd.NewServer(),
+	}
+	if cfg.PassThroughTo != "" {
+		if err = passThroughPod(); err != nil {
+			return err
+		}
+		crossConnect, onward := newPassThrough(ctx, &cfg.ConnectTo, cfg.PassThroughTo, cfg.Name, cfg.DialTimeout, nsmgrpc.DialOptions(source, generate))
+		functionality = []networkservice.NetworkServiceServer{
+			crossConnect,
 			recvfd.NewServer(),
 			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
 				kernelmech.MECHANISM: kernel.NewServer(),
 			}),
 			sendfd.NewServer(),
-		),
+			onward,
+		}
+	}
+	responder := endpoint.NewServer(ctx, generate,
+		endpoint.WithName(cfg.Name),
+		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
+		endpoint.WithAdditionalFunctionality(functionality...),
 	)
 	// The server and the registration outlive the shutdown signal: the
 	// registration is withdrawn first, and withdrawing it passes the listening
