@@ -64,14 +64,18 @@ func Gather(ctx context.Context, src Sources) *Report {
 	first, count := tableRange()
 	spaces := newNamespaces(kernelmark.Protocol)
 	defer spaces.close()
-	sideIDs, firstIDs := map[string]bool{}, map[string]bool{}
+	sideIDs, peers := map[string]bool{}, map[journal.Link]bool{}
 	for _, rec := range records {
 		r.Connections = append(r.Connections, connection(rec, vpp, spaces, first, count))
 		for id := range rec.SideIDs() {
 			sideIDs[id] = true
 		}
-		for id := range rec.FirstSegmentIDs() {
-			firstIDs[id] = true
+		for _, state := range rec.States() {
+			for _, i := range state.Interfaces {
+				if i.Peer != nil {
+					peers[*i.Peer] = true
+				}
+			}
 		}
 	}
 	for _, ns := range spaces.byURL {
@@ -85,7 +89,7 @@ func Gather(ctx context.Context, src Sources) *Report {
 			}
 		}
 	}
-	r.Orphans = append(r.Orphans, orphanVeths(firstIDs)...)
+	r.Foreign = append(r.Foreign, unrecordedVeths(peers)...)
 	sortFindings(r.Orphans)
 	sortFindings(r.Foreign)
 	return r
@@ -178,18 +182,24 @@ func holds(interfaces []VPPInterface, index uint32) bool {
 	return false
 }
 
-// orphanVeths are the veth ends in the forwarder's namespace whose alias says sdk-vpp made them
-// for a connection the journal does not hold.
-func orphanVeths(firstIDs map[string]bool) []Finding {
+// unrecordedVeths are the veth ends in the forwarder's namespace whose alias looks like one
+// sdk-vpp gives, but that no record names by name, index and MAC: an alias proves nothing (any
+// agent can set one, and the hops of a local chain share theirs), so restore leaves them alone
+// and they are reported as foreign.
+func unrecordedVeths(recorded map[journal.Link]bool) []Finding {
 	links, err := netlink.LinkList()
 	if err != nil {
 		return []Finding{{Where: "forwarder namespace", What: "links unreadable: " + err.Error()}}
 	}
 	var out []Finding
 	for _, l := range links {
-		if id, ok := restore.VethConnectionID(l); ok && !firstIDs[id] {
-			out = append(out, Finding{Where: "forwarder namespace", What: fmt.Sprintf("veth %s (alias %s)", l.Attrs().Name, l.Attrs().Alias)})
+		if _, ok := restore.VethConnectionID(l); !ok {
+			continue
 		}
+		if recorded[journal.Link{Name: l.Attrs().Name, Index: l.Attrs().Index, MAC: l.Attrs().HardwareAddr.String()}] {
+			continue
+		}
+		out = append(out, Finding{Where: "forwarder namespace", What: fmt.Sprintf("veth %s (alias %s): not recorded by the journal", l.Attrs().Name, l.Attrs().Alias)})
 	}
 	return out
 }

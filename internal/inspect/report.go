@@ -10,7 +10,7 @@ type Report struct {
 	Journal     JournalReport `json:"journal"`
 	VPP         VPPReport     `json:"vpp"`
 	Connections []*Connection `json:"connections"`
-	// Orphans carry the forwarder's mark (rtnetlink protocol, veth alias) but no connection accounts for them.
+	// Orphans carry the forwarder's mark (the rtnetlink protocol) but no connection accounts for them.
 	Orphans []Finding `json:"orphans"`
 	// Foreign is state in the forwarder's table range, or tagged VPP interfaces, that is not provably its own.
 	Foreign []Finding `json:"foreign"`
