@@ -76,8 +76,11 @@ func onEachVPP(t *testing.T, run func(t *testing.T, realVPP string)) {
 }
 
 type scenario struct {
-	tag        string
-	kernelType string
+	tag string
+	// chainRestart, hopTwoDeath and chainClose choose a chain scenario's steps (runChain): a
+	// forwarder restart, the final endpoint's death, and the Close with its checks.
+	chainRestart, hopTwoDeath, chainClose bool
+	kernelType                            string
 	// linkType is the kind of pod interface the kernel must report; empty
 	// when the forwarder chooses (auto).
 	linkType                 string
