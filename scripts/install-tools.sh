@@ -35,6 +35,8 @@ if [ -n "$vpp_tarball" ]; then
 	command -v strace >/dev/null 2>&1 || missing+=(strace)
 	# setpriv ends that stalled VPP with its strace.
 	command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+	# The encrypted-tunnel scenarios capture the link between the nodes (test/e2e, docs/e2e.md).
+	command -v tcpdump >/dev/null 2>&1 || missing+=(tcpdump)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "install-tools: installing ${missing[*]} with apt-get (a minute or two)"

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/netip"
@@ -186,11 +187,19 @@ func connectWithPolicy(t *testing.T, sc scenario) (context.Context, *domain.Doma
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	t.Cleanup(cancel)
 	d := startDomain(ctx, t, sc)
-	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR, domain.WithPolicyRoutes(crashPolicies...))
+	policies := sc.policies
+	if policies == nil {
+		policies = crashPolicies
+	}
+	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, cmp.Or(sc.cidr, endpointCIDR), domain.WithPolicyRoutes(policies...))
 	require.NoError(t, err)
 	client := connectClient(ctx, t, d, sc)
-	requirePolicies(t, client)
-	return ctx, d, nse, client, requireConnected(ctx, t, d, sc, client, nse)
+	requirePolicySelectors(t, client, policies)
+	view := requireConnected(ctx, t, d, sc, client, nse)
+	if ourDesign(d) {
+		requirePolicyTablesInRange(t, view.clientState)
+	}
+	return ctx, d, nse, client, view
 }
 
 // logHealFigure prints one heal figure in the form README and docs/e2e.md

