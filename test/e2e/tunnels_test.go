@@ -145,9 +145,11 @@ func startCapture(ctx context.Context, t *testing.T, netnsName, ifname string) *
 	logFile, err := os.Create(stderr)
 	require.NoError(t, err)
 	defer func() { _ = logFile.Close() }()
-	// -U writes each packet at once; -Z root keeps tcpdump from dropping to a user that cannot write
-	// the file.
-	c.cmd = exec.CommandContext(ctx, "ip", "netns", "exec", netnsName, "tcpdump", "-i", ifname, "-n", "-U", "-s", "0", "-Z", "root", "-w", c.file)
+	// --immediate-mode hands tcpdump each packet as it arrives: otherwise libpcap's packet ring
+	// holds them for up to its buffer timeout, and the packets of the last moments before stop are
+	// lost with it. -U writes each packet at once; -Z root keeps tcpdump from dropping to a user
+	// that cannot write the file.
+	c.cmd = exec.CommandContext(ctx, "ip", "netns", "exec", netnsName, "tcpdump", "-i", ifname, "-n", "--immediate-mode", "-U", "-s", "0", "-Z", "root", "-w", c.file)
 	c.cmd.Stderr = logFile
 	require.NoError(t, c.cmd.Start())
 	go func() { c.done <- c.cmd.Wait() }()
