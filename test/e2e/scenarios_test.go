@@ -120,6 +120,8 @@ type scenario struct {
 	// policies are the endpoint's NSM_POLICY_ROUTES where the scenario asks for policy routes; nil
 	// is crashPolicies.
 	policies []string
+	// vlanTrunk gives every node a trunk for the remote vlan mechanism (domain.Config.VlanTrunk).
+	vlanTrunk *domain.VlanTrunk
 }
 
 func runScenario(t *testing.T, sc scenario) {
@@ -256,6 +258,7 @@ func startDomain(ctx context.Context, t testing.TB, sc scenario) *domain.Domain 
 		ForwarderStartsVPP:   sc.ownVPP,
 		ForwarderEnv:         sc.forwarderEnv,
 		CallLogs:             sc.callLogs,
+		VlanTrunk:            sc.vlanTrunk,
 		// Empty means the forwarder's own default (INFO).
 		ForwarderLogLevel: os.Getenv("E2E_FORWARDER_LOG_LEVEL"),
 	})

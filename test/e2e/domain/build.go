@@ -17,6 +17,9 @@ type Binaries struct {
 	StockForwarder string
 	// IdleCut is e2e-idlecut, the idle-cutting middlebox (Config.IdleCut).
 	IdleCut string
+	// VlanEndpoint is e2e-nse-vlan, the remote vlan endpoint (StartVlanEndpoint); VlanHost is
+	// e2e-vlanhost, a host on one VLAN of the trunk (StartVlanHost).
+	VlanEndpoint, VlanHost string
 }
 
 // MissingError says a program of the domain does not exist in this tree yet.
@@ -46,10 +49,13 @@ func Build(ctx context.Context, repoRoot, dir string) (*Binaries, error) {
 		// Its own name: SPIRE tells the forwarders apart by binary path.
 		StockForwarder: filepath.Join(dir, "stockforwarder"),
 		IdleCut:        filepath.Join(dir, "e2e-idlecut"),
+		VlanEndpoint:   filepath.Join(dir, "e2e-nse-vlan"),
+		VlanHost:       filepath.Join(dir, "e2e-vlanhost"),
 	}
 	if err = goBuild(ctx, repoRoot, "-o", dir+"/",
 		"./test/e2e/cmd/e2e-registry", "./test/e2e/cmd/e2e-nsmgr", "./test/e2e/cmd/e2e-nse", "./test/e2e/cmd/e2e-nsc",
-		"./test/e2e/cmd/e2e-idlecut", "./test/stockforwarder"); err != nil {
+		"./test/e2e/cmd/e2e-idlecut", "./test/e2e/cmd/e2e-nse-vlan",
+		"./test/e2e/cmd/e2e-vlanhost", "./test/stockforwarder"); err != nil {
 		return nil, err
 	}
 	if _, err = os.Stat(filepath.Join(repoRoot, "main.go")); err != nil {

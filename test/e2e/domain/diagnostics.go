@@ -23,6 +23,12 @@ func (d *Domain) Diagnostics() string {
 	for _, e := range d.endpoints {
 		writeTail(&b, e.Proc, logTailLength/2)
 	}
+	for _, e := range d.vlanEndpoints {
+		writeTail(&b, e.Proc, logTailLength/2)
+	}
+	for _, host := range d.vlanHosts {
+		writeTail(&b, host, logTailLength/4)
+	}
 	for _, c := range d.clients {
 		writeTail(&b, c.Proc, logTailLength/2)
 	}
@@ -38,6 +44,9 @@ func (d *Domain) Diagnostics() string {
 		}
 		for _, pod := range d.Topology.Pods() {
 			writeNetns(&b, "pod "+pod.Name, pod.Netns)
+		}
+		if d.Trunk != nil {
+			writeNetns(&b, "host on the trunk", d.Trunk.HostNetns)
 		}
 	}
 	for _, n := range d.Nodes {

@@ -67,6 +67,9 @@ type Config struct {
 	// (Node.CallLog, Endpoint.CallLog, ReadCalls): what the forwarder's Request latency is
 	// measured from.
 	CallLogs bool
+	// VlanTrunk, when set, gives every node a trunk device for the remote vlan mechanism, and
+	// every forwarder an NSM_DEVICE_SELECTOR_FILE mapping its via label to it (vlan.go).
+	VlanTrunk *VlanTrunk
 }
 
 // Node is one node's running programs.
@@ -99,13 +102,19 @@ type Node struct {
 
 // Domain is a running NSM domain.
 type Domain struct {
-	cfg       Config
-	Topology  *topology.Topology
-	SPIRE     *spire.SPIRE
-	Registry  *process.Process
+	cfg      Config
+	Topology *topology.Topology
+	SPIRE    *spire.SPIRE
+	Registry *process.Process
+	// Trunk is the nodes' trunk for the remote vlan mechanism (Config.VlanTrunk), or nil.
+	Trunk     *topology.Trunk
 	Nodes     []*Node
 	endpoints []*Endpoint
-	clients   []*Client
+	// vlanEndpoints are the remote vlan endpoints (StartVlanEndpoint), vlanHosts the hosts on
+	// the trunk (StartVlanHost).
+	vlanEndpoints []*VlanEndpoint
+	vlanHosts     []*process.Process
+	clients       []*Client
 	// Timings records how long each step of bring-up took, in order.
 	Timings []Timing
 }
@@ -169,22 +178,21 @@ func Start(ctx context.Context, cfg Config) (d *Domain, err error) {
 	}); err != nil {
 		return d, err
 	}
+	if cfg.VlanTrunk != nil {
+		if err = d.step("vlan trunk", d.addVlanTrunk); err != nil {
+			return d, err
+		}
+	}
 	var nodeNames []string
 	for _, n := range d.Topology.Nodes {
 		nodeNames = append(nodeNames, n.Name)
 	}
 	if err = d.step("SPIRE server and agents", func() (stepErr error) {
 		d.SPIRE, stepErr = spire.Start(ctx, spire.Options{
-			BinDir: cfg.SpireBinDir,
-			Dir:    filepath.Join(cfg.WorkDir, "spire"),
-			Nodes:  nodeNames,
-			Workloads: []spire.Workload{
-				{Name: "registry", Binary: cfg.Binaries.Registry},
-				{Name: "nsmgr", Binary: cfg.Binaries.Nsmgr},
-				{Name: "forwarder", Binary: cfg.Forwarder.Binary},
-				{Name: "nse", Binary: cfg.Binaries.Endpoint},
-				{Name: "nsc", Binary: cfg.Binaries.Client},
-			},
+			BinDir:    cfg.SpireBinDir,
+			Dir:       filepath.Join(cfg.WorkDir, "spire"),
+			Nodes:     nodeNames,
+			Workloads: workloads(cfg),
 		})
 		return stepErr
 	}); err != nil {
@@ -201,6 +209,21 @@ func Start(ctx context.Context, cfg Config) (d *Domain, err error) {
 		}
 	}
 	return d, nil
+}
+
+// workloads are the programs SPIRE gives an identity to, each told apart by its binary.
+func workloads(cfg Config) []spire.Workload {
+	list := []spire.Workload{
+		{Name: "registry", Binary: cfg.Binaries.Registry},
+		{Name: "nsmgr", Binary: cfg.Binaries.Nsmgr},
+		{Name: "forwarder", Binary: cfg.Forwarder.Binary},
+		{Name: "nse", Binary: cfg.Binaries.Endpoint},
+		{Name: "nsc", Binary: cfg.Binaries.Client},
+	}
+	if cfg.Binaries.VlanEndpoint != "" {
+		list = append(list, spire.Workload{Name: "nse-vlan", Binary: cfg.Binaries.VlanEndpoint})
+	}
+	return list
 }
 
 func (d *Domain) step(name string, f func() error) error {
@@ -348,7 +371,7 @@ func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (er
 		Netns:   node.Netns,
 		Binary:  argv[0],
 		Args:    argv[1:],
-		Env:     append(d.workloadEnv(node, node.ForwarderName, env...), append(d.tokenLifetimeEnv(), d.cfg.ForwarderEnv...)...),
+		Env:     append(d.workloadEnv(node, node.ForwarderName, append(env, d.deviceSelectorEnv()...)...), append(d.tokenLifetimeEnv(), d.cfg.ForwarderEnv...)...),
 		LogPath: filepath.Join(dir, "forwarder.log"),
 	}
 	if d.cfg.ForwarderStartsVPP {
@@ -555,6 +578,12 @@ func (d *Domain) Close() error {
 	}
 	for i := len(d.endpoints) - 1; i >= 0; i-- {
 		errs = append(errs, d.endpoints[i].Close())
+	}
+	for i := len(d.vlanEndpoints) - 1; i >= 0; i-- {
+		errs = append(errs, d.vlanEndpoints[i].Close())
+	}
+	for _, host := range d.vlanHosts {
+		errs = append(errs, host.Stop(stopGrace))
 	}
 	forwardersStopped := true
 	for i := len(d.Nodes) - 1; i >= 0; i-- {

@@ -27,6 +27,8 @@ type Topology struct {
 	fabric string
 	Nodes  []*Node
 	pods   []*Pod
+	// trunk is the stand-in for the nodes' second NIC (AddTrunk), or nil.
+	trunk *Trunk
 }
 
 const (
@@ -128,6 +130,9 @@ func (t *Topology) Close() error {
 		errs = append(errs, deleteNamespace(pod.Netns))
 	}
 	t.pods = nil
+	if t.trunk != nil {
+		errs = append(errs, deleteNamespace(t.trunk.HostNetns))
+	}
 	for _, node := range t.Nodes {
 		errs = append(errs, deleteNamespace(node.Netns))
 	}

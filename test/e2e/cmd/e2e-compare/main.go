@@ -48,6 +48,9 @@ var scenarios = []scenario{
 	// for a spread.
 	{"nsmgr restart", "TestHealAfterNsmgrRestart"},
 	{"8 clients one after another", "TestSequentialClientsFirstRequest"},
+	// Mechanisms beyond kernel and vxlan (issue 23): traffic, then a Close that leaves nothing.
+	{"remote vlan to a host on the trunk", "TestRemoteVlanToHostOnTrunk/vppsim"},
+	{"remote vlan to a host on the trunk, real VPP", "TestRemoteVlanToHostOnTrunk/vpp"},
 }
 
 const (

@@ -1,0 +1,171 @@
+// Command e2e-nse-vlan is an endpoint like NSM's cmd-nse-remote-vlan: it takes no part in the
+// data path. It accepts only the vlan mechanism, answering it with NSM_VLAN_ID and the via label
+// NSM_VIA; the forwarder then bridges its client to a VLAN sub-interface of the host device that
+// its NSM_DEVICE_SELECTOR_FILE gives for that label, and whatever is on that VLAN of the trunk is
+// the service. It hands each client an address of NSM_CIDR_PREFIX with the prefix's length (sdk's
+// singlepointipam, as the stock endpoint), so the client reaches the hosts on the VLAN directly.
+// It listens on TCP and registers straight with the registry (NSM_CONNECT_TO), as the stock
+// endpoint does from nsm-system: the forwarder then dials it over TCP, which is what makes it
+// offer remote mechanisms. On SIGTERM it unregisters before exiting.
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+	"google.golang.org/grpc"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	vlanmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/vlan"
+	"github.com/networkservicemesh/api/pkg/api/networkservice/payload"
+	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/ipam/singlepointipam"
+	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
+	registryauthorize "github.com/networkservicemesh/sdk/pkg/registry/common/authorize"
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/nsmgrpc"
+)
+
+type config struct {
+	Name             string        `default:"nse-remote-vlan"`
+	ConnectTo        url.URL       `split_words:"true" desc:"the registry"`
+	ListenOn         url.URL       `split_words:"true" desc:"tcp:// URL the forwarders dial"`
+	MaxTokenLifetime time.Duration `default:"10m" split_words:"true"`
+	ServiceNames     []string      `split_words:"true"`
+	CidrPrefix       []string      `split_words:"true"`
+	VlanID           uint32        `envconfig:"VLAN_ID"`
+	Via              string
+	DialTimeout      time.Duration `default:"5s" split_words:"true"`
+	SVIDTimeout      time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
+	LogLevel         string        `default:"INFO" split_words:"true"`
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e-nse-vlan:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var cfg config
+	if err := envconfig.Process("nsm", &cfg); err != nil {
+		return err
+	}
+	switch {
+	case cfg.ListenOn.Scheme != "tcp":
+		return fmt.Errorf("NSM_LISTEN_ON must be a tcp:// URL, got %q", cfg.ListenOn.String())
+	case len(cfg.ServiceNames) == 0:
+		return fmt.Errorf("NSM_SERVICE_NAMES is empty")
+	case len(cfg.CidrPrefix) == 0:
+		return fmt.Errorf("NSM_CIDR_PREFIX is empty")
+	case cfg.VlanID == 0 || cfg.VlanID > 4094:
+		return fmt.Errorf("NSM_VLAN_ID=%d: a VLAN ID is 1 to 4094", cfg.VlanID)
+	case cfg.Via == "":
+		return fmt.Errorf("NSM_VIA is empty")
+	}
+	var prefixes []*net.IPNet
+	for _, cidr := range cfg.CidrPrefix {
+		_, prefix, err := net.ParseCIDR(cidr)
+		if err != nil {
+			return fmt.Errorf("NSM_CIDR_PREFIX entry %q: %w", cidr, err)
+		}
+		prefixes = append(prefixes, prefix)
+	}
+	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = source.Close() }()
+	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
+
+	responder := endpoint.NewServer(ctx, generate,
+		endpoint.WithName(cfg.Name),
+		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
+		endpoint.WithAdditionalFunctionality(
+			singlepointipam.NewServer(prefixes...),
+			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
+				vlanmech.MECHANISM: &remoteVlan{vlanID: cfg.VlanID, via: cfg.Via},
+			}),
+		),
+	)
+	// The server and the registration outlive the shutdown signal, so that the registration is
+	// withdrawn while the endpoint still answers.
+	registrationCtx, cancelRegistration := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRegistration()
+	server := grpc.NewServer(nsmgrpc.ServerOptions(source)...)
+	responder.Register(server)
+	errCh := nsmgrpc.Serve(registrationCtx, server, cfg.ListenOn)
+
+	nse, unregister, err := register(registrationCtx, &cfg, nsmgrpc.DialOptions(source, generate))
+	if err != nil {
+		return err
+	}
+	log.FromContext(ctx).Infof("endpoint %s registered for %v at %s: vlan %d via %s", nse.GetName(), nse.GetNetworkServiceNames(), cfg.ListenOn.String(), cfg.VlanID, cfg.Via)
+
+	select {
+	case <-ctx.Done():
+	case err = <-errCh:
+	}
+	if unregisterErr := unregister(); unregisterErr != nil && err == nil {
+		err = fmt.Errorf("unregister %s: %w", cfg.Name, unregisterErr)
+	}
+	return err
+}
+
+// register registers the network services (their payload is Ethernet: the VLAN carries frames)
+// and the endpoint with the registry, and returns how to withdraw the endpoint.
+func register(ctx context.Context, cfg *config, dialOptions []grpc.DialOption) (*registryapi.NetworkServiceEndpoint, func() error, error) {
+	nsClient := registryclient.NewNetworkServiceRegistryClient(ctx,
+		registryclient.WithClientURL(&cfg.ConnectTo),
+		registryclient.WithDialTimeout(cfg.DialTimeout),
+		registryclient.WithAuthorizeNSRegistryClient(registryauthorize.NewNetworkServiceRegistryClient(
+			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
+		registryclient.WithDialOptions(dialOptions...))
+	for _, service := range cfg.ServiceNames {
+		if _, err := nsClient.Register(ctx, &registryapi.NetworkService{Name: service, Payload: payload.Ethernet}); err != nil {
+			return nil, nil, fmt.Errorf("register network service %s: %w", service, err)
+		}
+	}
+	nseClient := registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
+		registryclient.WithClientURL(&cfg.ConnectTo),
+		registryclient.WithDialTimeout(cfg.DialTimeout),
+		registryclient.WithDialOptions(dialOptions...),
+		registryclient.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
+			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
+	)
+	nse := &registryapi.NetworkServiceEndpoint{
+		Name:                 cfg.Name,
+		NetworkServiceNames:  cfg.ServiceNames,
+		NetworkServiceLabels: map[string]*registryapi.NetworkServiceLabels{},
+		Url:                  cfg.ListenOn.String(),
+	}
+	for _, service := range cfg.ServiceNames {
+		nse.NetworkServiceLabels[service] = &registryapi.NetworkServiceLabels{}
+	}
+	registered, err := nseClient.Register(ctx, nse)
+	if err != nil {
+		return nil, nil, fmt.Errorf("register endpoint %s: %w", cfg.Name, err)
+	}
+	unregister := func() error {
+		unregisterCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+		defer cancel()
+		_, unregisterErr := nseClient.Unregister(unregisterCtx, registered)
+		return unregisterErr
+	}
+	return registered, unregister, nil
+}
