@@ -86,6 +86,7 @@ func runRemoteVlan(t *testing.T, sc scenario) {
 	requirePing(ctx, t, d.Trunk.HostNetns, hostIfname, clientAddr.String())
 	capture.stop(t)
 	requireTaggedPings(t, capture, clientAddr.Addr(), vlanHostAddr.Addr())
+	t.Logf("%s on %s: the client and the host on VLAN %d ping each other, tagged on the trunk", d.Forwarder().Name, d.VPPName(), vlanID)
 
 	rep.step("close leaves nothing")
 	require.NoError(t, client.Close(), "the client's Close failed:\n%s", client.Proc.LogTail(20))

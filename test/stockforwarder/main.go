@@ -25,8 +25,9 @@
 //     hands the uplink to it with its internal vppinit package (AF_PACKET or AF_XDP); this
 //     command exits with an error instead. With an external VPP, stock forces NSM_VPP_INIT to
 //     NONE, as here; NSM_VPP_INIT is still parsed as stock parses it.
-//   - No NSM_DEVICE_SELECTOR_FILE (vlan devices): stock's devicecfg and vppinit.InitLinks are
-//     not reproduced, and setting it is an error.
+//   - NSM_DEVICE_SELECTOR_FILE (vlan devices) is parsed by this project's devicecfg (stock's
+//     format), and the devices are handed to VPP as stock's vppinit.InitLinks does, one after
+//     another instead of concurrently (vlandevices.go).
 //   - No debug.Self (attaching dlv when DLV_LISTEN_FORWARDER is set).
 //
 // The start-up sequence follows cmd-forwarder-vpp's main.go (Copyright (c) 2020-2025 Cisco
@@ -97,9 +98,6 @@ func main() {
 	logrus.SetLevel(level)
 	log.EnableTracing(true)
 	logruslogger.SetupLevelChangeOnSignal(ctx, map[os.Signal]logrus.Level{syscall.SIGUSR1: logrus.TraceLevel, syscall.SIGUSR2: level})
-	if cfg.DeviceSelectorFile != "" {
-		logger.Fatalf("NSM_DEVICE_SELECTOR_FILE=%q: vlan devices are not reproduced by this stock-equivalent forwarder", cfg.DeviceSelectorFile)
-	}
 	startObservability(ctx, cancel, cfg)
 
 	logger.Infof("executing phase 2: run vpp and get a connection to it (time since start: %s)", time.Since(start))
@@ -114,6 +112,8 @@ func main() {
 	cfg.VppInit = vppInitNone
 	vppAPI := extendtimeout.NewConnection(vppConn, cfg.VPPMinOperationTimeout)
 	logger.Warn("SR-IOV is not enabled")
+	vlanDevices := deviceMap(ctx, cfg.DeviceSelectorFile)
+	initVlanDevices(ctx, vppConn, vlanDevices, cfg.TunnelIP)
 
 	logger.Infof("executing phase 6: retrieving svid, check spire agent logs if this is the last line you see (time since start: %s)", time.Since(start))
 	source, err := workloadapi.NewX509Source(ctx)
@@ -136,7 +136,7 @@ func main() {
 		vppforwarder.WithName(cfg.Name),
 		vppforwarder.WithAuthorizeServer(authorize.NewServer(authorize.WithSpiffeIDConnectionMap(&connectionsByPeer))),
 		vppforwarder.WithAuthorizeMonitorConnectionServer(authmonitor.NewMonitorConnectionServer(authmonitor.WithSpiffeIDConnectionMap(&connectionsByPeer))),
-		vppforwarder.WithVlanDomain2Device(nil),
+		vppforwarder.WithVlanDomain2Device(vlanDevices),
 		vppforwarder.WithMechanismPriority(cfg.MechanismPriority),
 		vppforwarder.WithClientURL(&cfg.ConnectTo),
 		vppforwarder.WithDialTimeout(cfg.DialTimeout),
