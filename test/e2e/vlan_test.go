@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/netip"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -61,6 +63,7 @@ func runRemoteVlan(t *testing.T, sc scenario) {
 	nse, err := d.StartVlanEndpoint(ctx, node, "nse-vlan", vlanService, vlanCIDR, vlanID)
 	require.NoError(t, err)
 
+	idleBridges := bridgeDomains(ctx, t, d, node)
 	rep.step("connect")
 	capture := startCapture(ctx, t, d.Topology.FabricNetns(), topology.TrunkPort(node.Node))
 	client, err := d.Connect(ctx, node, "nsc", fmt.Sprintf("kernel://%s/%s", vlanService, clientIfname))
@@ -80,6 +83,9 @@ func runRemoteVlan(t *testing.T, sc scenario) {
 	require.True(t, ok, "no %s in the client pod\n%s", clientIfname, clientState)
 	require.Contains(t, link.Addrs, clientAddr.String(), "client pod\n%s", clientState)
 	requireVPPHoldsVlanSubif(ctx, t, d, node)
+	if d.RealVPP() {
+		require.Greater(t, len(bridgeDomains(ctx, t, d, node)), len(idleBridges), "sdk-vpp's vlan mechanism bridges the client to the sub-interface")
+	}
 
 	rep.step("ping both ways, tagged on the trunk")
 	requirePing(ctx, t, client.Pod.Netns, clientIfname, vlanHostAddr.String())
@@ -94,6 +100,12 @@ func runRemoteVlan(t *testing.T, sc scenario) {
 	for _, n := range d.Nodes {
 		requireVPPClean(ctx, t, d, n)
 		requireNodeKernelClean(t, n)
+	}
+	if d.RealVPP() {
+		waitFor(t, 200*time.Millisecond, func() bool { return slices.Equal(bridgeDomains(ctx, t, d, node), idleBridges) },
+			func() string {
+				return fmt.Sprintf("%s: bridge domains after Close %v, before %v", node.Name, bridgeDomains(ctx, t, d, node), idleBridges)
+			})
 	}
 	rep.step("endpoint unregisters")
 	require.NoError(t, nse.Close())
@@ -145,4 +157,16 @@ func (c *capture) showEthernet(t *testing.T, filter string) string {
 	out, err := exec.Command("tcpdump", "-r", c.file, "-n", "-e", filter).Output()
 	require.NoError(t, err, "tcpdump -r %s -e %q", c.file, filter)
 	return string(out)
+}
+
+// bridgeDomains are the bridge domains of node's VPP; nil on the simulator, which does not list
+// them.
+func bridgeDomains(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node) []uint32 {
+	t.Helper()
+	if !d.RealVPP() {
+		return nil
+	}
+	ids, err := d.VPPBridgeDomains(ctx, node)
+	require.NoError(t, err)
+	return ids
 }

@@ -16,6 +16,7 @@ import (
 
 	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
+	"github.com/networkservicemesh/govpp/binapi/l2"
 	"github.com/networkservicemesh/govpp/binapi/vlib"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/vppclock"
@@ -251,4 +252,31 @@ func (d *Domain) simulatorShow(ctx context.Context, node *Node, flags ...string)
 		return "", fmt.Errorf("vppsim show on %s: %w: %s", node.Name, err, stderr)
 	}
 	return string(out), nil
+}
+
+// VPPBridgeDomains lists the IDs of node's VPP bridge domains (real VPP; the simulator does not
+// answer bridge_domain_dump).
+func (d *Domain) VPPBridgeDomains(ctx context.Context, node *Node) ([]uint32, error) {
+	var ids []uint32
+	err := withVPP(ctx, node, func(ctx context.Context, conn api.Connection) error {
+		dump, err := l2.NewServiceClient(conn).BridgeDomainDump(ctx, &l2.BridgeDomainDump{BdID: ^uint32(0), SwIfIndex: ^interface_types.InterfaceIndex(0)})
+		if err != nil {
+			return err
+		}
+		for {
+			details, recvErr := dump.Recv()
+			if recvErr == io.EOF {
+				return nil
+			}
+			if recvErr != nil {
+				return recvErr
+			}
+			ids = append(ids, details.BdID)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bridge_domain_dump on %s: %w", node.Name, err)
+	}
+	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	return ids, nil
 }
