@@ -29,6 +29,10 @@ func (d *Domain) Diagnostics() string {
 	for _, host := range d.vlanHosts {
 		writeTail(&b, host, logTailLength/4)
 	}
+	for _, c := range d.vppClients {
+		writeTail(&b, c.Proc, logTailLength/2)
+		writeTail(&b, c.VPP, logTailLength/4)
+	}
 	for _, c := range d.clients {
 		writeTail(&b, c.Proc, logTailLength/2)
 	}

@@ -115,6 +115,8 @@ type Domain struct {
 	vlanEndpoints []*VlanEndpoint
 	vlanHosts     []*process.Process
 	clients       []*Client
+	// vppClients are the clients with a VPP of their own (ConnectVPPClient).
+	vppClients []*VPPClient
 	// Timings records how long each step of bring-up took, in order.
 	Timings []Timing
 }
@@ -222,6 +224,9 @@ func workloads(cfg Config) []spire.Workload {
 	}
 	if cfg.Binaries.VlanEndpoint != "" {
 		list = append(list, spire.Workload{Name: "nse-vlan", Binary: cfg.Binaries.VlanEndpoint})
+	}
+	if cfg.Binaries.VPPClient != "" {
+		list = append(list, spire.Workload{Name: "nsc-vpp", Binary: cfg.Binaries.VPPClient})
 	}
 	return list
 }
@@ -573,6 +578,9 @@ func poll(ctx context.Context, p *process.Process, ready func() (bool, error), f
 // project's promises it).
 func (d *Domain) Close() error {
 	var errs []error
+	for i := len(d.vppClients) - 1; i >= 0; i-- {
+		errs = append(errs, d.vppClients[i].stop())
+	}
 	for i := len(d.clients) - 1; i >= 0; i-- {
 		errs = append(errs, d.clients[i].Close())
 	}

@@ -1,0 +1,126 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	memifmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/memif"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+)
+
+// Memif as NSM runs it for a client whose data plane is a VPP of its own (cmd-nsc-vpp,
+// deployments-k8s v1.18 use case Memif2Kernel): the client's pod runs its own VPP, the forwarder
+// serves a memif socket in that pod and cross-connects it to a kernel interface in the
+// endpoint's pod. The client's VPP pings the endpoint and the endpoint pings the client's VPP;
+// Close must then leave both pods, the node, the forwarder's VPP and the client's VPP as they
+// were before the connection.
+
+// noMemifOnSimulator is why the memif scenario does not run on the simulator.
+const noMemifOnSimulator = "vppsim records memif interfaces but no peer ever connects to them (test/vppsim/README.md); only real VPP carries memif traffic"
+
+// Client with its own VPP and the kernel endpoint on node1; real VPP only.
+func TestLocalMemifFromClientVPPToKernel(t *testing.T) {
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		if realVPP == "" {
+			t.Skip(noMemifOnSimulator)
+		}
+		runMemif(t, scenario{report: "memif from a client's own VPP to kernel, one node", tag: "memif", kernelType: "auto", nodes: 1, realVPP: realVPP})
+	})
+}
+
+func runMemif(t *testing.T, sc scenario) {
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	d := startDomain(ctx, t, sc)
+	rep := reportOf(t)
+	node := d.Nodes[sc.clientNode]
+	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR)
+	require.NoError(t, err)
+
+	rep.step("connect")
+	client, err := d.ConnectVPPClient(ctx, node, "nsc-vpp", fmt.Sprintf("memif://%s/memif0", service))
+	require.NoError(t, err, "the client with its own VPP was not granted its connection")
+	require.Len(t, client.Connections, 1)
+	conn := client.Connections[0]
+	require.Equal(t, memifmech.MECHANISM, conn.GetMechanism().GetType())
+	ipContext := conn.GetContext().GetIpContext()
+	require.NotEmpty(t, ipContext.GetSrcIpAddrs(), "the endpoint's IPAM gave the client no address")
+	require.NotEmpty(t, ipContext.GetDstIpAddrs(), "the endpoint's IPAM gave itself no address")
+
+	rep.step("connected: memif in both VPPs, the endpoint's kernel interface")
+	requireVPPHolds(ctx, t, d, node, "memif")
+	requireClientVPPMemifUp(ctx, t, client)
+	nseState, err := topology.Inspect(nse.Pod.Netns)
+	require.NoError(t, err)
+	nseIfname := onlyNonLoopback(t, "endpoint pod", nseState)
+	requireKernelMatches(t, "endpoint pod", nseState, nseIfname, ipContext.GetDstIpAddrs(), endpointRoutes(ipContext), nil)
+
+	rep.step("ping both ways")
+	for _, dst := range ipContext.GetDstIpAddrs() {
+		requireVPPPing(ctx, t, client, addrOf(t, dst))
+	}
+	for _, src := range ipContext.GetSrcIpAddrs() {
+		requirePing(ctx, t, nse.Pod.Netns, nseIfname, src)
+	}
+	t.Logf("%s on %s: the client's own VPP and the kernel endpoint ping each other over memif", d.Forwarder().Name, d.VPPName())
+
+	rep.step("close leaves nothing")
+	require.NoError(t, client.Close(), "the client's Close failed:\n%s", client.Proc.LogTail(20))
+	var now []domain.VPPInterface
+	waitFor(t, 200*time.Millisecond, func() bool {
+		now, err = client.Interfaces(ctx)
+		return err == nil && sameInterfaces(now, client.IdleInterfaces())
+	}, func() string {
+		return fmt.Sprintf("the client's VPP after Close: %v (error %v), before the connection %v", now, err, client.IdleInterfaces())
+	})
+	requireEventuallyEmpty(t, "client pod", client.Pod.Netns)
+	requireEventuallyEmpty(t, "endpoint pod", nse.Pod.Netns)
+	for _, n := range d.Nodes {
+		requireVPPClean(ctx, t, d, n)
+		requireNodeKernelClean(t, n)
+	}
+	rep.step("endpoint unregisters")
+	requireEndpointUnregisters(ctx, t, d, nse)
+}
+
+// requireClientVPPMemifUp requires the client's VPP to hold a memif interface that is connected
+// to its peer, the forwarder's memif.
+func requireClientVPPMemifUp(ctx context.Context, t *testing.T, client *domain.VPPClient) {
+	t.Helper()
+	var out string
+	var err error
+	waitFor(t, 200*time.Millisecond, func() bool {
+		out, err = client.CLI(ctx, "show memif")
+		return err == nil && regexp.MustCompile(`flags[^\n]*connected`).MatchString(out)
+	}, func() string {
+		return fmt.Sprintf("the client's VPP has no connected memif (error %v):\n%s", err, out)
+	})
+}
+
+// vppPingReceived reads how many replies VPP's ping command got.
+var vppPingReceived = regexp.MustCompile(`(\d+) sent, (\d+) received`)
+
+// requireVPPPing pings dst from the client's VPP: after a first round that may lose its first
+// echo to address resolution, three echoes must all be answered.
+func requireVPPPing(ctx context.Context, t *testing.T, client *domain.VPPClient, dst string) {
+	t.Helper()
+	_, _ = client.CLI(ctx, "ping "+dst+" repeat 1")
+	out, err := client.CLI(ctx, "ping "+dst+" repeat 3 interval 0.2")
+	require.NoError(t, err)
+	m := vppPingReceived.FindStringSubmatch(out)
+	require.NotNil(t, m, "ping %s from the client's VPP:\n%s", dst, out)
+	received, _ := strconv.Atoi(m[2])
+	require.Equal(t, 3, received, "ping %s from the client's VPP:\n%s", dst, out)
+	t.Logf("from the client's VPP, ping %s: %s", dst, m[0])
+}
