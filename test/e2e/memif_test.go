@@ -17,9 +17,10 @@ import (
 )
 
 // Memif as NSM runs it for a client whose data plane is a VPP of its own (cmd-nsc-vpp,
-// deployments-k8s v1.18 use case Memif2Kernel): the client's pod runs its own VPP, the forwarder
-// serves a memif socket in that pod and cross-connects it to a kernel interface in the
-// endpoint's pod. The client's VPP pings the endpoint and the endpoint pings the client's VPP;
+// deployments-k8s v1.18 use cases Memif2Kernel and, across nodes, Memif2Ethernet2Kernel): the
+// client's pod runs its own VPP, the forwarder serves a memif socket in that pod and
+// cross-connects it to a kernel interface in the endpoint's pod, directly or over VXLAN to the
+// endpoint's node. The client's VPP pings the endpoint and the endpoint pings the client's VPP;
 // Close must then leave both pods, the node, the forwarder's VPP and the client's VPP as they
 // were before the connection.
 
@@ -33,6 +34,18 @@ func TestLocalMemifFromClientVPPToKernel(t *testing.T) {
 			t.Skip(noMemifOnSimulator)
 		}
 		runMemif(t, scenario{report: "memif from a client's own VPP to kernel, one node", tag: "memif", kernelType: "auto", nodes: 1, realVPP: realVPP})
+	})
+}
+
+// Client with its own VPP on node1, the kernel endpoint on node2: memif, then VXLAN between the
+// nodes, then kernel; real VPP only.
+func TestRemoteMemifFromClientVPPToKernel(t *testing.T) {
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		if realVPP == "" {
+			t.Skip(noMemifOnSimulator)
+		}
+		runMemif(t, scenario{report: "memif from a client's own VPP to kernel, two nodes", tag: "rmemif", kernelType: "auto", nodes: 2,
+			clientNode: 0, endpointNode: 1, overVxlan: true, realVPP: realVPP})
 	})
 }
 
@@ -60,6 +73,11 @@ func runMemif(t *testing.T, sc scenario) {
 
 	rep.step("connected: memif in both VPPs, the endpoint's kernel interface")
 	requireVPPHolds(ctx, t, d, node, "memif")
+	if sc.overVxlan {
+		for _, n := range d.Nodes {
+			requireVPPHolds(ctx, t, d, n, "vxlan")
+		}
+	}
 	requireClientVPPMemifUp(ctx, t, client)
 	nseState, err := topology.Inspect(nse.Pod.Netns)
 	require.NoError(t, err)

@@ -54,6 +54,7 @@ var scenarios = []scenario{
 	// Real VPP only: the simulator's memif never connects, so its subtest skips and reports
 	// nothing.
 	{"memif from a client's own VPP to kernel, one node, real VPP", "TestLocalMemifFromClientVPPToKernel/vpp"},
+	{"memif from a client's own VPP to kernel, two nodes, real VPP", "TestRemoteMemifFromClientVPPToKernel/vpp"},
 }
 
 const (
