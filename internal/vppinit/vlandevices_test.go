@@ -10,6 +10,7 @@ import (
 
 	"github.com/networkservicemesh/govpp/binapi/af_packet"
 	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
+	"github.com/networkservicemesh/govpp/binapi/interface_types"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
 	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
@@ -77,5 +78,37 @@ func TestVlanDeviceNowhereIsAnError(t *testing.T) {
 		_, err := vppinit.Run(context.Background(), vpp, vppinit.None, nil, vppinit.WithNetlinkHandle(handle),
 			vppinit.WithVlanDevices("fcs-nosuch0"))
 		require.ErrorContains(t, err, "vlan device fcs-nosuch0 is neither a kernel link nor a VPP interface")
+	})
+}
+
+// A forwarder started again beside a VPP that kept running finds the vlan device's af_packet
+// interface there from its previous run: it takes it up again (MTU, admin up, promiscuous) instead
+// of failing on VPP's "interface already exists", which would stop every restart.
+func TestVlanDeviceAlreadyInVPPIsTakenUpAgain(t *testing.T) {
+	vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
+		handle, vpp := node(t, backend)
+		addVeth(t, handle, "fcs-vl0", "fcs-vlp0")
+		ctx := context.Background()
+		_, err := vppinit.Run(ctx, vpp, vppinit.None, nil, vppinit.WithNetlinkHandle(handle), vppinit.WithVlanDevices("fcs-vl0"))
+		require.NoError(t, err)
+		before := vpp.InterfaceNames(t)
+		first := vpp.InterfaceNamed(t, "host-fcs-vl0")
+		_, err = interfaces.NewServiceClient(vpp).SwInterfaceSetFlags(ctx, &interfaces.SwInterfaceSetFlags{SwIfIndex: interface_types.InterfaceIndex(first.SwIfIndex)})
+		require.NoError(t, err)
+		link, err := handle.LinkByName("fcs-vl0")
+		require.NoError(t, err)
+		require.NoError(t, handle.SetPromiscOff(link))
+
+		_, err = vppinit.Run(ctx, vpp, vppinit.None, nil, vppinit.WithNetlinkHandle(handle), vppinit.WithVlanDevices("fcs-vl0"))
+		require.NoError(t, err, "a restart beside the same VPP")
+
+		require.Len(t, sent[*af_packet.AfPacketCreateV3](vpp), 1, "the af_packet interface is created once")
+		require.Equal(t, before, vpp.InterfaceNames(t))
+		again := vpp.InterfaceNamed(t, "host-fcs-vl0")
+		require.Equal(t, first.SwIfIndex, again.SwIfIndex)
+		require.True(t, again.AdminUp, "taken up again")
+		link, err = handle.LinkByName("fcs-vl0")
+		require.NoError(t, err)
+		require.Equal(t, 1, link.Attrs().Promisc)
 	})
 }

@@ -44,12 +44,52 @@ var vlanHostAddr = netip.MustParsePrefix("172.16.210.254/24")
 // Client on node1, the VLAN's host on the switch; on the simulator and on real VPP.
 func TestRemoteVlanToHostOnTrunk(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
-		runRemoteVlan(t, scenario{report: "remote vlan to a host on the trunk", tag: "vlan", kernelType: "auto", nodes: 1, clientNode: 0, realVPP: realVPP,
-			vlanTrunk: &domain.VlanTrunk{Device: vlanDevice, Via: vlanVia}})
+		runRemoteVlan(t, scenario{report: "remote vlan to a host on the trunk", tag: "vlan", kernelType: "auto", nodes: 1, realVPP: realVPP,
+			vlanTrunk: &domain.VlanTrunk{Device: vlanDevice, Via: vlanVia}}, false)
 	})
 }
 
-func runRemoteVlan(t *testing.T, sc scenario) {
+// The same, with the forwarder SIGKILLed and started again beside its VPP, which keeps running
+// (the trunk's af_packet interface with it): the new forwarder must start, the client heal, and
+// the pings cross the VLAN again; on the simulator and on real VPP.
+func TestRemoteVlanSurvivesForwarderRestart(t *testing.T) {
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		if realVPP != "" {
+			// Run on 2 Dec 2026 on real VPP: the new forwarder starts, the client heals and the
+			// pings cross the VLAN again, but after Close one bridge domain stays in VPP (none was
+			// there before the connection): sdk-vpp's l2bridgedomain keeps its bridges in memory
+			// and the journal does not record them, so the first run's bridge is never deleted.
+			// The simulator lists no bridge domains, so its variant cannot see this.
+			t.Skip("issue 23: after a forwarder restart, the vlan connection's bridge domain stays in VPP after Close (bridge domains are not journaled)")
+		}
+		runRemoteVlan(t, scenario{report: "remote vlan, forwarder restart", tag: "vlanr", kernelType: "auto", nodes: 1, realVPP: realVPP,
+			requestTimeout: crashRequestTimeout, vlanTrunk: &domain.VlanTrunk{Device: vlanDevice, Via: vlanVia}}, true)
+	})
+}
+
+// A client on each of two nodes (the example's Kernel2RVlanInternal): the clients reach each
+// other, and the host, over the VLAN; on the simulator and on real VPP.
+func TestRemoteVlanBetweenNodes(t *testing.T) {
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		runRemoteVlan(t, scenario{report: "remote vlan between clients on two nodes", tag: "vlan2", kernelType: "auto", nodes: 2, realVPP: realVPP,
+			vlanTrunk: &domain.VlanTrunk{Device: vlanDevice, Via: vlanVia}}, false)
+	})
+}
+
+// vlanClient is one client of the remote vlan scenario, on its node.
+type vlanClient struct {
+	client *domain.Client
+	node   *domain.Node
+	addr   netip.Prefix
+	// idleBridges are its node VPP's bridge domains before it connected (real VPP only).
+	idleBridges []uint32
+	capture     *capture
+}
+
+// runRemoteVlan connects one client on each node of sc to the VLAN, and requires every client
+// and the host on the VLAN to ping each other, tagged on the trunk; with restart, then every
+// forwarder is SIGKILLed and started again, and the clients must heal and ping the host again.
+func runRemoteVlan(t *testing.T, sc scenario, restart bool) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
@@ -57,55 +97,100 @@ func runRemoteVlan(t *testing.T, sc scenario) {
 	defer cancel()
 	d := startDomain(ctx, t, sc)
 	rep := reportOf(t)
-	node := d.Nodes[sc.clientNode]
 	hostIfname, err := d.StartVlanHost(ctx, vlanID, vlanHostAddr)
 	require.NoError(t, err)
-	nse, err := d.StartVlanEndpoint(ctx, node, "nse-vlan", vlanService, vlanCIDR, vlanID)
+	nse, err := d.StartVlanEndpoint(ctx, d.Nodes[0], "nse-vlan", vlanService, vlanCIDR, vlanID)
 	require.NoError(t, err)
 
-	idleBridges := bridgeDomains(ctx, t, d, node)
 	rep.step("connect")
-	capture := startCapture(ctx, t, d.Topology.FabricNetns(), topology.TrunkPort(node.Node))
-	client, err := d.Connect(ctx, node, "nsc", fmt.Sprintf("kernel://%s/%s", vlanService, clientIfname))
-	require.NoError(t, err)
-	require.Len(t, client.Connections, 1)
-	conn := client.Connections[0]
-	require.Equal(t, clientIfname, conn.GetMechanism().GetParameters()[common.InterfaceNameKey])
-	srcAddrs := conn.GetContext().GetIpContext().GetSrcIpAddrs()
-	require.Len(t, srcAddrs, 1, "the endpoint's IPAM should give the client one address of %s", vlanCIDR)
-	clientAddr := netip.MustParsePrefix(srcAddrs[0])
-	require.Equal(t, netip.MustParsePrefix(vlanCIDR), clientAddr.Masked(), "the client's address is on the VLAN's subnet, with its length")
+	var clients []*vlanClient
+	for i, node := range d.Nodes {
+		c := &vlanClient{node: node, idleBridges: bridgeDomains(ctx, t, d, node)}
+		c.capture = startCapture(ctx, t, d.Topology.FabricNetns(), topology.TrunkPort(node.Node))
+		c.client, err = d.Connect(ctx, node, fmt.Sprintf("nsc%d", i+1), fmt.Sprintf("kernel://%s/%s", vlanService, clientIfname))
+		require.NoError(t, err)
+		require.Len(t, c.client.Connections, 1)
+		conn := c.client.Connections[0]
+		require.Equal(t, clientIfname, conn.GetMechanism().GetParameters()[common.InterfaceNameKey])
+		srcAddrs := conn.GetContext().GetIpContext().GetSrcIpAddrs()
+		require.Len(t, srcAddrs, 1, "the endpoint's IPAM should give the client one address of %s", vlanCIDR)
+		c.addr = netip.MustParsePrefix(srcAddrs[0])
+		require.Equal(t, netip.MustParsePrefix(vlanCIDR), c.addr.Masked(), "the client's address is on the VLAN's subnet, with its length")
+		clients = append(clients, c)
+	}
 
-	rep.step("connected: the client's address, VPP's sub-interface")
-	clientState, err := topology.Inspect(client.Pod.Netns)
-	require.NoError(t, err)
-	link, ok := clientState.Link(clientIfname)
-	require.True(t, ok, "no %s in the client pod\n%s", clientIfname, clientState)
-	require.Contains(t, link.Addrs, clientAddr.String(), "client pod\n%s", clientState)
-	requireVPPHoldsVlanSubif(ctx, t, d, node)
-	if d.RealVPP() {
-		require.Greater(t, len(bridgeDomains(ctx, t, d, node)), len(idleBridges), "sdk-vpp's vlan mechanism bridges the client to the sub-interface")
+	rep.step("connected: the clients' addresses, VPP's sub-interfaces")
+	for _, c := range clients {
+		clientState, inspectErr := topology.Inspect(c.client.Pod.Netns)
+		require.NoError(t, inspectErr)
+		link, ok := clientState.Link(clientIfname)
+		require.True(t, ok, "no %s in the pod of %s\n%s", clientIfname, c.client.Name, clientState)
+		require.Contains(t, link.Addrs, c.addr.String(), "pod of %s\n%s", c.client.Name, clientState)
+		requireVPPHoldsVlanSubif(ctx, t, d, c.node)
+		if d.RealVPP() {
+			require.Greater(t, len(bridgeDomains(ctx, t, d, c.node)), len(c.idleBridges), "sdk-vpp's vlan mechanism bridges the client to the sub-interface")
+		}
 	}
 
 	rep.step("ping both ways, tagged on the trunk")
-	requirePing(ctx, t, client.Pod.Netns, clientIfname, vlanHostAddr.String())
-	requirePing(ctx, t, d.Trunk.HostNetns, hostIfname, clientAddr.String())
-	capture.stop(t)
-	requireTaggedPings(t, capture, clientAddr.Addr(), vlanHostAddr.Addr())
-	t.Logf("%s on %s: the client and the host on VLAN %d ping each other, tagged on the trunk", d.Forwarder().Name, d.VPPName(), vlanID)
+	for _, c := range clients {
+		requirePing(ctx, t, c.client.Pod.Netns, clientIfname, vlanHostAddr.String())
+		requirePing(ctx, t, d.Trunk.HostNetns, hostIfname, c.addr.String())
+		for _, other := range clients {
+			if other != c {
+				requirePing(ctx, t, c.client.Pod.Netns, clientIfname, other.addr.String())
+			}
+		}
+	}
+	for _, c := range clients {
+		c.capture.stop(t)
+	}
+	for _, c := range clients {
+		requireTaggedPings(t, c.capture, c.addr.Addr(), vlanHostAddr.Addr())
+		for _, other := range clients {
+			if other != c {
+				// Between two nodes every echo crosses both nodes' trunk ports.
+				requireTaggedPings(t, c.capture, c.addr.Addr(), other.addr.Addr())
+			}
+		}
+	}
+	t.Logf("%s on %s: %d client(s) and the host on VLAN %d ping each other, tagged on the trunk", d.Forwarder().Name, d.VPPName(), len(clients), vlanID)
+
+	if restart {
+		rep.step("restart")
+		restartedAt := time.Now()
+		for _, node := range d.Nodes {
+			require.NoError(t, d.RestartForwarder(ctx, node), "the forwarder did not start again beside its VPP")
+		}
+		rep.step("heal: clients granted again")
+		var healClients []*domain.Client
+		for _, c := range clients {
+			healClients = append(healClients, c.client)
+		}
+		rep.recovered(requireHealed(t, restartedAt, healClients...))
+		rep.step("healed: ping the host")
+		for _, c := range clients {
+			requirePing(ctx, t, c.client.Pod.Netns, clientIfname, vlanHostAddr.String())
+			requirePing(ctx, t, d.Trunk.HostNetns, hostIfname, c.addr.String())
+		}
+	}
 
 	rep.step("close leaves nothing")
-	require.NoError(t, client.Close(), "the client's Close failed:\n%s", client.Proc.LogTail(20))
-	requireEventuallyEmpty(t, "client pod", client.Pod.Netns)
+	for _, c := range clients {
+		require.NoError(t, c.client.Close(), "the Close of %s failed:\n%s", c.client.Name, c.client.Proc.LogTail(20))
+		requireEventuallyEmpty(t, "pod of "+c.client.Name, c.client.Pod.Netns)
+	}
 	for _, n := range d.Nodes {
 		requireVPPClean(ctx, t, d, n)
 		requireNodeKernelClean(t, n)
 	}
 	if d.RealVPP() {
-		waitFor(t, 200*time.Millisecond, func() bool { return slices.Equal(bridgeDomains(ctx, t, d, node), idleBridges) },
-			func() string {
-				return fmt.Sprintf("%s: bridge domains after Close %v, before %v", node.Name, bridgeDomains(ctx, t, d, node), idleBridges)
-			})
+		for _, c := range clients {
+			waitFor(t, 200*time.Millisecond, func() bool { return slices.Equal(bridgeDomains(ctx, t, d, c.node), c.idleBridges) },
+				func() string {
+					return fmt.Sprintf("%s: bridge domains after Close %v, before %v", c.node.Name, bridgeDomains(ctx, t, d, c.node), c.idleBridges)
+				})
+		}
 	}
 	rep.step("endpoint unregisters")
 	require.NoError(t, nse.Close())
@@ -127,14 +212,14 @@ func requireVPPHoldsVlanSubif(ctx context.Context, t *testing.T, d *domain.Domai
 	t.Fatalf("%s: no sub-interface %s in %s: %v", node.Name, want, d.VPPName(), interfaces)
 }
 
-// requireTaggedPings requires the capture on the node's trunk port to hold the three echo
-// requests and three replies of each ping, each frame tagged with vlanID, and no ICMP frame
-// without a tag.
-func requireTaggedPings(t *testing.T, c *capture, clientAddr, hostAddr netip.Addr) {
+// requireTaggedPings requires the capture on a node's trunk port to hold the three echo requests
+// and three replies of a ping each way between a and b, each frame tagged with vlanID, and no
+// ICMP frame without a tag.
+func requireTaggedPings(t *testing.T, c *capture, a, b netip.Addr) {
 	t.Helper()
 	tagged := c.showEthernet(t, fmt.Sprintf("vlan %d and icmp", vlanID))
 	vlanField := fmt.Sprintf("vlan %d,", vlanID)
-	for _, want := range []struct{ from, to netip.Addr }{{clientAddr, hostAddr}, {hostAddr, clientAddr}} {
+	for _, want := range []struct{ from, to netip.Addr }{{a, b}, {b, a}} {
 		for _, kind := range []string{"ICMP echo request", "ICMP echo reply"} {
 			flow := fmt.Sprintf("%s > %s: %s", want.from, want.to, kind)
 			seen := 0

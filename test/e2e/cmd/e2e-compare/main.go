@@ -51,6 +51,8 @@ var scenarios = []scenario{
 	// Mechanisms beyond kernel and vxlan (issue 23): traffic, then a Close that leaves nothing.
 	{"remote vlan to a host on the trunk", "TestRemoteVlanToHostOnTrunk/vppsim"},
 	{"remote vlan to a host on the trunk, real VPP", "TestRemoteVlanToHostOnTrunk/vpp"},
+	{"remote vlan between clients on two nodes", "TestRemoteVlanBetweenNodes/vppsim"},
+	{"remote vlan between clients on two nodes, real VPP", "TestRemoteVlanBetweenNodes/vpp"},
 	// Real VPP only: the simulator's memif never connects, so its subtest skips and reports
 	// nothing.
 	{"memif from a client's own VPP to kernel, one node, real VPP", "TestLocalMemifFromClientVPPToKernel/vpp"},
