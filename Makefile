@@ -86,7 +86,7 @@ compare: tools
 bench:
 	$(GO) run ./test/figures/cmd/figures -out docs/bench.md -format gobench -command "make bench" \
 		-title "Policy routes: install and restart recovery per policy" -- \
-		$(GO) test -run '^$$' -bench . -benchtime 10x ./internal/policyroute/
+		$(GO) test -run '^$$' -bench . -benchtime 10x ./internal/networkservice/policyroute/
 
 # Figures, not pass/fail: N connections through one forwarder on the simulator, this project's and
 # the stock-equivalent one side by side; the tables go to docs/load.md (test/figures). Root; not part of `test`. LOAD_ROUNDS=k
