@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/kernel/routeview"
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/markedroutes"
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
@@ -46,10 +48,17 @@ func requireRoot(t *testing.T) {
 	}
 }
 
+// clientNetnsPrefix starts the client namespaces of these tests: jrn-<pid>-<random>.
+const clientNetnsPrefix = "jrn"
+
+// sweepDeadRuns deletes, once per process, the client namespaces of killed earlier runs.
+var sweepDeadRuns sync.Once
+
 func newClientNetns(t *testing.T, interfaces ...string) *clientNetns {
 	t.Helper()
 	requireRoot(t)
-	name := fmt.Sprintf("jrn-%d-%08x", os.Getpid(), rand.Uint32())
+	sweepDeadRuns.Do(func() { require.NoError(t, topology.SweepStale(clientNetnsPrefix)) })
+	name := fmt.Sprintf("%s%08x", topology.RunPrefix(clientNetnsPrefix), rand.Uint32())
 	runtime.LockOSThread()
 	origin, err := netns.Get()
 	require.NoError(t, err)
