@@ -33,7 +33,7 @@ import (
 )
 
 // buildScript is the script the image's build stage compiles the program with.
-var buildScript = filepath.Join("..", "..", "scripts", "build-xdp.sh")
+var buildScript = filepath.Join("..", "..", "..", "scripts", "build-xdp.sh")
 
 var (
 	buildOnce   sync.Once
