@@ -31,25 +31,29 @@ func collectInterfaces(ctx context.Context, incoming, outgoing *networkservice.C
 		outgoing bool
 		conn     *networkservice.Connection
 	}{{false, incoming}, {true, outgoing}} {
-		if side.conn == nil {
-			continue
+		if i, ok := sideInterface(ctx, side.outgoing, side.conn, committed); ok {
+			interfaces = append(interfaces, i)
 		}
-		i := Interface{Outgoing: side.outgoing, Tag: side.conn.GetId()}
-		if swIfIndex, ok := ifindex.Load(ctx, side.outgoing); ok {
-			i.SwIfIndex = uint32(swIfIndex)
-		}
-		if mechanism := kernel.ToMechanism(side.conn.GetMechanism()); mechanism != nil {
-			i.Link = podLink(ctx, side.outgoing, mechanism, i.SwIfIndex, committed)
-			if p, ok := peer.Load(ctx, side.outgoing); ok && p != nil && p.Attrs() != nil {
-				i.Peer = &Link{Name: p.Attrs().Name, Index: p.Attrs().Index, MAC: p.Attrs().HardwareAddr.String()}
-			}
-		}
-		if i.SwIfIndex == 0 && i.Link == nil && i.Peer == nil {
-			continue
-		}
-		interfaces = append(interfaces, i)
 	}
 	return interfaces
+}
+
+// sideInterface is what sdk-vpp's elements hold for one side of conn, if anything.
+func sideInterface(ctx context.Context, outgoing bool, conn *networkservice.Connection, committed *State) (Interface, bool) {
+	if conn == nil {
+		return Interface{}, false
+	}
+	i := Interface{Outgoing: outgoing, Tag: conn.GetId()}
+	if swIfIndex, ok := ifindex.Load(ctx, outgoing); ok {
+		i.SwIfIndex = uint32(swIfIndex)
+	}
+	if mechanism := kernel.ToMechanism(conn.GetMechanism()); mechanism != nil {
+		i.Link = podLink(ctx, outgoing, mechanism, i.SwIfIndex, committed)
+		if p, ok := peer.Load(ctx, outgoing); ok && p != nil && p.Attrs() != nil {
+			i.Peer = &Link{Name: p.Attrs().Name, Index: p.Attrs().Index, MAC: p.Attrs().HardwareAddr.String()}
+		}
+	}
+	return i, i.SwIfIndex != 0 || i.Link != nil || i.Peer != nil
 }
 
 func podLink(ctx context.Context, outgoing bool, mechanism *kernel.Mechanism, swIfIndex uint32, committed *State) *Link {

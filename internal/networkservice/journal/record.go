@@ -76,6 +76,17 @@ func (s *State) Side(outgoing bool) (Interface, bool) {
 	return Interface{}, false
 }
 
+// names is whether the state holds i, the same interface of the same side. Nil-safe.
+func (s *State) names(i Interface) bool {
+	for _, held := range s.GetInterfaces() {
+		if held.Outgoing == i.Outgoing && held.Tag == i.Tag && held.SwIfIndex == i.SwIfIndex &&
+			linkEqual(held.Link, i.Link) && linkEqual(held.Peer, i.Peer) {
+			return true
+		}
+	}
+	return false
+}
+
 // GetOutgoing is nil-safe.
 func (s *State) GetOutgoing() *networkservice.Connection {
 	if s == nil {

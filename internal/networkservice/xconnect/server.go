@@ -118,6 +118,8 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 			l2bridgedomain.NewServer(vppConn),
 			newKernelContextServer(),
 			ethernetcontext.NewVFServer(),
+			// Above tag: the client's side is on disk once it exists, long before the commit.
+			journal.NewCreatedServer(o.journal),
 			tag.NewServer(ctx, vppConn),
 			mtu.NewServer(vppConn),
 			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
@@ -192,6 +194,7 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		metrics.NewClient(ctx, vppConn, o.metricsOptions...),
 		up.NewClient(ctx, vppConn),
 		mtu.NewClient(vppConn),
+		journal.NewCreatedClient(o.journal),
 		tag.NewClient(ctx, vppConn),
 		memif.NewClient(ctx, vppConn, memif.WithChangeNetNS()),
 		newKernelMechanismClient(vppConn, o.kernelInterface),
