@@ -17,6 +17,7 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal/journaltest"
 	"github.com/nsmfwd/forwarder-vpp/test/netwatch"
 )
 
@@ -146,7 +147,7 @@ func (c *crashesAfterProgramming) Request(ctx context.Context, request *networks
 	if err != nil {
 		return nil, err
 	}
-	if err := copyDir(c.journalDir, c.diskAtCrash); err != nil {
+	if err := journaltest.Snapshot(c.journalDir, c.diskAtCrash); err != nil {
 		return nil, err
 	}
 	return conn, nil
@@ -154,23 +155,6 @@ func (c *crashesAfterProgramming) Request(ctx context.Context, request *networks
 
 func (c *crashesAfterProgramming) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
 	return next.Server(ctx).Close(ctx, conn)
-}
-
-func copyDir(from, to string) error {
-	files, err := filepath.Glob(filepath.Join(from, "*.json"))
-	if err != nil {
-		return err
-	}
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return err
-		}
-		if err = os.WriteFile(filepath.Join(to, filepath.Base(file)), data, 0o600); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // The forwarder dies after the kernel state of a client's first Request was programmed and before

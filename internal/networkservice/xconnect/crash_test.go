@@ -2,8 +2,6 @@ package xconnect_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/l2"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal/journaltest"
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/mechanisms/kernelif"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
@@ -26,12 +25,7 @@ import (
 // which sdk-vpp sends after both sides exist and are tagged, before the chain's answer reaches
 // the journal's commit.
 func TestCrashBeforeTheCommitLeavesNothing(t *testing.T) {
-	t.Run("tap", func(t *testing.T) { testCrashBeforeTheCommitLeavesNothing(t, kernelif.Tap, vpptest.Sim) })
-	t.Run("veth", func(t *testing.T) {
-		vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
-			testCrashBeforeTheCommitLeavesNothing(t, kernelif.Veth, backend)
-		})
-	})
+	eachKernelKind(t, testCrashBeforeTheCommitLeavesNothing)
 }
 
 func testCrashBeforeTheCommitLeavesNothing(t *testing.T, kind kernelif.Kind, backend vpptest.Backend) {
@@ -50,7 +44,7 @@ func testCrashBeforeTheCommitLeavesNothing(t *testing.T, kind kernelif.Kind, bac
 	var copyErr error
 	first.vppConn.BeforeEachRequest(func(msg api.Message) {
 		if _, ok := msg.(*l2.SwInterfaceSetL2Xconnect); ok {
-			crashed.Do(func() { copyErr = copyRecords(journalDir, diskAtCrash) })
+			crashed.Do(func() { copyErr = journaltest.Snapshot(journalDir, diskAtCrash) })
 		}
 	})
 	connID := "conn-crash-" + kind.String()
@@ -72,22 +66,4 @@ func testCrashBeforeTheCommitLeavesNothing(t *testing.T, kind kernelif.Kind, bac
 	records, err = journal.Read(diskAtCrash)
 	require.NoError(t, err)
 	require.Empty(t, records, "the released connection is still in the journal")
-}
-
-// copyRecords copies the journal's record files as they are now, as a crash would leave them.
-func copyRecords(from, to string) error {
-	files, err := filepath.Glob(filepath.Join(from, "*.json"))
-	if err != nil {
-		return err
-	}
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return err
-		}
-		if err = os.WriteFile(filepath.Join(to, filepath.Base(file)), data, 0o600); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -132,6 +132,16 @@ func eachBackendFor(t *testing.T, kind kernelif.Kind, f func(t *testing.T, backe
 	})
 }
 
+// eachKernelKind runs f for the tap kind on the simulator (VPP's taps need /dev/vhost-net) and
+// for the veth kind on every backend.
+func eachKernelKind(t *testing.T, f func(t *testing.T, kind kernelif.Kind, backend vpptest.Backend)) {
+	t.Helper()
+	t.Run("tap", func(t *testing.T) { f(t, kernelif.Tap, vpptest.Sim) })
+	t.Run("veth", func(t *testing.T) {
+		vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) { f(t, kernelif.Veth, backend) })
+	})
+}
+
 func (h *harness) request(t *testing.T, request *networkservice.NetworkServiceRequest) *networkservice.Connection {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(h.ctx, 20*time.Second)

@@ -139,12 +139,7 @@ func watch(t *testing.T, path string) *netwatch.Watch {
 // again is released whole, and a later Close of the adopted one releases everything: the adoption
 // filled sdk-vpp's metadata as the chain itself would have.
 func TestRestartedForwarderAdoptsBothSides(t *testing.T) {
-	t.Run("tap", func(t *testing.T) { testRestartedForwarderAdoptsBothSides(t, kernelif.Tap, vpptest.Sim) })
-	t.Run("veth", func(t *testing.T) {
-		vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
-			testRestartedForwarderAdoptsBothSides(t, kernelif.Veth, backend)
-		})
-	})
+	eachKernelKind(t, testRestartedForwarderAdoptsBothSides)
 }
 
 func testRestartedForwarderAdoptsBothSides(t *testing.T, kind kernelif.Kind, backend vpptest.Backend) {
