@@ -58,33 +58,48 @@ func (c *createdClient) Close(ctx context.Context, conn *networkservice.Connecti
 }
 
 // noteCreated records into the intent of connection id the interfaces of one side that the
-// committed state does not name. A failed write only costs this narrower crash window: the
-// Request goes on, as it would without a journal.
+// record does not name yet. A failed write only costs this narrower crash window: the Request
+// goes on, as it would without a journal.
 func (j *Journal) noteCreated(ctx context.Context, id string, outgoing bool, conn *networkservice.Connection) {
 	if j == nil {
 		return
 	}
-	e := j.lockedEntry(id)
-	defer j.unlockEntry(id, e)
-	if e.rec == nil {
+	var committed *State
+	if rec := j.Lookup(id); rec != nil {
+		committed = rec.Committed
+	}
+	i, ok := sideInterface(ctx, outgoing, conn, committed)
+	if !ok {
 		return
 	}
-	i, ok := sideInterface(ctx, outgoing, conn, e.rec.Committed)
-	if !ok || e.rec.Committed.names(i) || e.rec.Intent.names(i) {
-		return
+	if err := j.NoteCreating(id, i); err != nil {
+		log.FromContext(ctx).Warnf("journal: recording what connection %s created: %v", id, err)
+	}
+}
+
+// NoteCreating records into the intent of connection id an interface the chain creates, or is
+// about to: from then on a crash leaves it named, and the next run releases what it can still
+// prove to be it (see restore). Nothing is written when the record names it already or when no
+// Request began on id.
+func (j *Journal) NoteCreating(id string, i Interface) error {
+	if j == nil {
+		return nil
+	}
+	e := j.lockedEntry(id)
+	defer j.unlockEntry(id, e)
+	if e.rec == nil || e.rec.Committed.names(i) || e.rec.Intent.names(i) {
+		return nil
 	}
 	rec := e.record(id)
 	if rec.Intent == nil && rec.Committed == nil {
-		return
+		return nil
 	}
 	if rec.Intent == nil {
-		// A refresh whose Begin found nothing new, yet the chain made a new interface (sdk-vpp
-		// re-created one): the intent is the committed state plus it.
+		// A refresh whose Begin found nothing new, yet the chain makes a new interface (sdk-vpp
+		// re-creates one): the intent is the committed state plus it.
 		rec.Intent = rec.Committed.clone()
 	}
 	rec.Intent.Interfaces = append(rec.Intent.Interfaces, i)
 	pruneNamespaces(rec)
-	if err := j.store(e, rec); err != nil {
-		log.FromContext(ctx).Warnf("journal: recording what connection %s created: %v", id, err)
-	}
+	return j.store(e, rec)
 }

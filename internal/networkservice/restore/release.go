@@ -93,11 +93,22 @@ func (r *Releaser) releaseInterfaces(ctx context.Context, found []*vppInterface)
 
 // releaseVeths deletes the forwarder's veth ends the record names, each found by its recorded
 // ifindex and taken only when its name and MAC are still the recorded ones; the kernel deletes the
-// pod's end with it, wherever that namespace is now.
+// pod's end with it, wherever that namespace is now. An end recorded before its pair was made
+// (vethpair) has no ifindex yet: it is found by its recorded name, and taken only with its
+// recorded MAC, both chosen by the forwarder.
 func (r *Releaser) releaseVeths(ctx context.Context, rec *journal.Record, peers []*journal.Link) error {
 	var errs []error
 	for _, recorded := range peers {
-		l, err := r.forwarderNetns.LinkByIndex(recorded.Index)
+		var l netlink.Link
+		var err error
+		switch {
+		case recorded.Index != 0:
+			l, err = r.forwarderNetns.LinkByIndex(recorded.Index)
+		case recorded.MAC != "":
+			l, err = r.forwarderNetns.LinkByName(recorded.Name)
+		default:
+			continue
+		}
 		switch {
 		case err != nil && isNotFound(err):
 			continue

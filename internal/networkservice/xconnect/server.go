@@ -124,7 +124,7 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 			mtu.NewServer(vppConn),
 			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
 				memifapi.MECHANISM:     memif.NewServer(ctx, vppConn, memif.WithDirectMemif(), memif.WithChangeNetNS()),
-				kernelapi.MECHANISM:    newKernelMechanismServer(vppConn, o.kernelInterface),
+				kernelapi.MECHANISM:    newKernelMechanismServer(vppConn, o.kernelInterface, o.journal),
 				vxlanapi.MECHANISM:     vxlan.NewServer(vppConn, tunnelIP, o.vxlanOptions...),
 				wireguardapi.MECHANISM: wireguard.NewServer(vppConn, tunnelIP),
 				ipsecapi.MECHANISM:     ipsec.NewServer(vppConn, tunnelIP, ipsec.WithIKEv2PrivateKey(ikev2KeyFile)),
@@ -197,7 +197,7 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		journal.NewCreatedClient(o.journal),
 		tag.NewClient(ctx, vppConn),
 		memif.NewClient(ctx, vppConn, memif.WithChangeNetNS()),
-		newKernelMechanismClient(vppConn, o.kernelInterface),
+		newKernelMechanismClient(vppConn, o.kernelInterface, o.journal),
 		vxlan.NewClient(vppConn, tunnelIP, o.vxlanOptions...),
 		wireguard.NewClient(vppConn, tunnelIP),
 		ipsec.NewClient(vppConn, tunnelIP, ipsec.WithIKEv2PrivateKey(ikev2KeyFile)),
