@@ -99,7 +99,23 @@ func (j *Journal) NoteCreating(id string, i Interface) error {
 		// re-creates one): the intent is the committed state plus it.
 		rec.Intent = rec.Committed.clone()
 	}
-	rec.Intent.Interfaces = append(rec.Intent.Interfaces, i)
+	rec.Intent.Interfaces = append(withoutPending(rec.Intent.Interfaces, i), i)
 	pruneNamespaces(rec)
 	return j.store(e, rec)
+}
+
+// withoutPending drops the entry recorded for i's veth pair before the pair existed (its
+// forwarder end by name and MAC only): i, made since, names the same pair in full.
+func withoutPending(interfaces []Interface, i Interface) []Interface {
+	if i.Peer == nil || i.Peer.Index == 0 {
+		return interfaces
+	}
+	kept := interfaces[:0]
+	for _, held := range interfaces {
+		if held.Outgoing == i.Outgoing && held.Peer != nil && held.Peer.Index == 0 && held.Peer.Name == i.Peer.Name {
+			continue
+		}
+		kept = append(kept, held)
+	}
+	return kept
 }

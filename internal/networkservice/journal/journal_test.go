@@ -372,3 +372,28 @@ func TestConcurrentRequestsAndForgetAgreeWithTheDisk(t *testing.T) {
 		require.True(t, proto.Equal(inMemory.Committed.Incoming, onDisk[0].Committed.Incoming), "the disk holds another content than the journal")
 	}
 }
+
+// A veth pair is recorded twice while a first Request makes it: by its chosen name and MAC
+// before it exists, then in full once it is tagged. The intent on disk holds the pair once, in
+// full, and a reopened journal reads the same.
+func TestAVethPairRecordedBeforeAndAfterItExistsIsHeldOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	j, err := journal.Open(ctx, dir)
+	require.NoError(t, err)
+	conn := kernelConnection("conn-1", "token", ownNetns)
+	require.NoError(t, j.Begin(conn.GetId(), conn))
+	pending := journal.Interface{Tag: "conn-1", Peer: &journal.Link{Name: "svc-Ab12", MAC: "02:00:00:00:00:01"}}
+	made := journal.Interface{Tag: "conn-1", SwIfIndex: 7, Peer: &journal.Link{Name: "svc-Ab12", Index: 42, MAC: "02:00:00:00:00:01"}}
+	require.NoError(t, j.NoteCreating(conn.GetId(), pending))
+	require.NoError(t, j.NoteCreating(conn.GetId(), pending), "the same entry twice")
+	require.Equal(t, []journal.Interface{pending}, j.Lookup("conn-1").Intent.Interfaces)
+	require.NoError(t, j.NoteCreating(conn.GetId(), made))
+	require.Equal(t, []journal.Interface{made}, j.Lookup("conn-1").Intent.Interfaces)
+	require.NoError(t, j.Close())
+
+	records, err := journal.Read(dir)
+	require.NoError(t, err)
+	require.Len(t, records, 1)
+	require.Equal(t, []journal.Interface{made}, records[0].Intent.Interfaces)
+}
