@@ -283,10 +283,11 @@ func startDomain(ctx context.Context, t testing.TB, sc scenario) *domain.Domain 
 	return d
 }
 
-func requirePing(ctx context.Context, t *testing.T, netns, ifname, cidr string) {
+func requirePing(ctx context.Context, t *testing.T, netns, ifname, cidr string) (output string) {
 	t.Helper()
 	dst := addrOf(t, cidr)
 	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", netns,
 		"ping", "-c", "3", "-i", "0.2", "-W", "2", "-I", ifname, dst).CombinedOutput()
 	require.NoError(t, err, "ping %s from %s via %s:\n%s", dst, netns, ifname, out)
+	return string(out)
 }
