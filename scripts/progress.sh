@@ -16,7 +16,7 @@ go_build_progress() {
 	shift
 	packages=("$@")
 
-	echo "$prefix: looking for what $what needs compiled (the first time, go downloads its modules)"
+	echo "$prefix: looking for the packages of $what that are not compiled yet (the first time, go downloads its modules)"
 	# go list takes the build flags that change what is compiled (-trimpath), not -o.
 	local list_flags=() i
 	for ((i = 0; i < ${#flags[@]}; i++)); do
@@ -35,7 +35,7 @@ go_build_progress() {
 	counter=$(mktemp)
 	echo 0 >"$counter"
 	local start=$SECONDS every=${PROGRESS_EVERY:-20}
-	echo "$prefix: building $what: $compile packages to compile, $link programs to link"
+	echo "$prefix: building $what: $compile package(s) to compile, $link program(s) to link"
 	(
 		while sleep "$every"; do
 			kill -0 "$$" 2>/dev/null || exit 0 # the script ended without us (a signal)
