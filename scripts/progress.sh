@@ -39,8 +39,10 @@ go_build_progress() {
 	(
 		while sleep "$every"; do
 			kill -0 "$$" 2>/dev/null || exit 0 # the script ended without us (a signal)
-			if [ "$(cat "$counter")" -lt "$compile" ]; then
-				echo "$prefix: still building $what: $(cat "$counter") of $compile packages" \
+			local done_count
+			done_count=$(cat "$counter" 2>/dev/null)
+			if [ "${done_count:-0}" -lt "$compile" ]; then
+				echo "$prefix: still building $what: ${done_count:-0} of $compile packages" \
 					"compiled, $((SECONDS - start)) s"
 			else
 				echo "$prefix: still building $what: linking, $((SECONDS - start)) s"
@@ -61,7 +63,7 @@ go_build_progress() {
 	else
 		echo "$prefix: building $what failed after $((SECONDS - start)) s" >&2
 	fi
-	rm -f "$counter"
+	rm -f "$counter" "$counter.next"
 	return "$status"
 }
 
@@ -74,7 +76,8 @@ count_packages() {
 		*" "* | "#"*) echo "$line" >&2 ;;
 		*)
 			n=$((n + 1))
-			echo "$n" >"$1"
+			# Renamed into place: the ticker never reads a half-written count.
+			echo "$n" >"$1.next" && mv "$1.next" "$1"
 			;;
 		esac
 	done

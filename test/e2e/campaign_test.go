@@ -110,6 +110,22 @@ func (f *campaignFigures) add(r campaignResult) {
 func (f *campaignFigures) print(t *testing.T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// The table, for docs/crash-campaign.md (`make crash-campaign` keeps the output's tables).
+	table := []string{
+		"| VPP | seed | forwarder kills | nsmgr kills | clients restarted | clients left dead | closes | objects left | foreign touched | took | passed |",
+		"|---|---|---|---|---|---|---|---|---|---|---|",
+	}
+	for _, r := range f.results {
+		if r.skipped {
+			continue
+		}
+		table = append(table, fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %s | %t |", r.backend, r.seed,
+			r.kills["forwarder"], r.kills["nsmgr"], r.kills["client restarted"], r.kills["client left dead"], r.closes,
+			len(r.left), len(r.touched), r.took.Round(time.Second), r.passed))
+	}
+	if len(table) > 2 {
+		t.Logf("CAMPAIGN table\n%s", strings.Join(table, "\n"))
+	}
 	for _, r := range f.results {
 		if r.skipped {
 			continue
