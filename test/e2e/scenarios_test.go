@@ -80,7 +80,11 @@ type scenario struct {
 	// chainRestart, hopTwoDeath and chainClose choose a chain scenario's steps (runChain): a
 	// forwarder restart, the final endpoint's death, and the Close with its checks.
 	chainRestart, hopTwoDeath, chainClose bool
-	kernelType                            string
+	// chainReselects runs the chain's client without its liveness check (startChain), so that
+	// a forwarder restart heals the chain by a reselect: the whole chain closed and requested
+	// again.
+	chainReselects bool
+	kernelType     string
 	// linkType is the kind of pod interface the kernel must report; empty
 	// when the forwarder chooses (auto).
 	linkType                 string
