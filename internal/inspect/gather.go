@@ -70,7 +70,7 @@ func Gather(ctx context.Context, src Sources) *Report {
 		for id := range rec.SideIDs() {
 			sideIDs[id] = true
 		}
-		for _, state := range rec.States() {
+		for _, state := range rec.InterfaceStates() {
 			for _, i := range state.Interfaces {
 				if i.Peer != nil {
 					peers[*i.Peer] = true

@@ -207,7 +207,7 @@ func decodeRecord(name string, data []byte) (*Record, error) {
 	if name != fileName(rec.ID) {
 		return nil, errors.Errorf("holds connection %q, which belongs in %s", rec.ID, fileName(rec.ID))
 	}
-	for _, s := range rec.States() {
+	for _, s := range rec.InterfaceStates() {
 		for _, conn := range []*networkservice.Connection{s.Incoming, s.Outgoing} {
 			if conn != nil && !proto.Equal(strip(conn), conn) {
 				return nil, errors.Errorf("holds more than a record of connection %q", rec.ID)
@@ -353,7 +353,8 @@ func (j *Journal) entry(id string, create bool) *entry {
 // the directory takes no writes, the record is held in memory only and written once it does: a
 // Request is never refused for a full or read-only disk, only its restart recovery is lost.
 func (j *Journal) store(e *entry, rec *Record) error {
-	if e.rec != nil && e.rec.Committed.equal(rec.Committed) && e.rec.Intent.equal(rec.Intent) && sameNamespaces(e.rec, rec) {
+	if e.rec != nil && e.rec.Committed.equal(rec.Committed) && e.rec.Intent.equal(rec.Intent) && sameStates(e.rec.Superseded, rec.Superseded) &&
+		sameNamespaces(e.rec, rec) {
 		return nil
 	}
 	data, err := encode(rec)
@@ -372,6 +373,18 @@ func (j *Journal) store(e *entry, rec *Record) error {
 	}
 	e.rec = rec
 	return nil
+}
+
+func sameStates(a, b []*State) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for n := range a {
+		if !a[n].equal(b[n]) {
+			return false
+		}
+	}
+	return true
 }
 
 func sameNamespaces(a, b *Record) bool {

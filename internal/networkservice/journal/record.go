@@ -29,6 +29,11 @@ type Record struct {
 	// Intent is what a Request in progress programs, or what a failed one may have left: set before
 	// the chain programs anything that Committed does not already name, cleared by the next commit.
 	Intent *State
+	// Superseded are earlier states' interfaces that a commit no longer names and that may still
+	// exist: a Request that built a side anew while the old side's interfaces were left (its
+	// metadata lost to a failure above the journal, say). Each keeps its state's connections, which
+	// say what kind of interface the side had. The journal server releases them after the commit.
+	Superseded []*State
 	// Namespaces are the identities of the namespaces the states name, by their inode URL. A
 	// namespace without an identity here is never acted on after a restart.
 	Namespaces map[string]netnsid.Identity
@@ -101,6 +106,12 @@ func (s *State) GetInterfaces() []Interface {
 		return nil
 	}
 	return s.Interfaces
+}
+
+// InterfaceStates are States and then the superseded ones: every state whose interfaces may
+// still exist.
+func (r *Record) InterfaceStates() []*State {
+	return append(r.States(), r.Superseded...)
 }
 
 // States are the record's versions that may have left something: the intent first, it is newer.
@@ -220,6 +231,9 @@ func (r *Record) Clone() *Record {
 		return nil
 	}
 	out := &Record{ID: r.ID, Committed: r.Committed.clone(), Intent: r.Intent.clone(), Namespaces: map[string]netnsid.Identity{}}
+	for _, superseded := range r.Superseded {
+		out.Superseded = append(out.Superseded, superseded.clone())
+	}
 	for k, v := range r.Namespaces {
 		out.Namespaces[k] = v
 	}
@@ -319,6 +333,7 @@ type wireRecord struct {
 	ID         string                      `json:"id"`
 	Committed  *wireState                  `json:"committed,omitempty"`
 	Intent     *wireState                  `json:"intent,omitempty"`
+	Superseded []*wireState                `json:"superseded,omitempty"`
 	Namespaces map[string]netnsid.Identity `json:"namespaces,omitempty"`
 }
 
@@ -336,6 +351,13 @@ func encode(r *Record) ([]byte, error) {
 	}
 	if w.Intent, err = encodeState(r.Intent); err != nil {
 		return nil, err
+	}
+	for _, superseded := range r.Superseded {
+		state, err := encodeState(superseded)
+		if err != nil {
+			return nil, err
+		}
+		w.Superseded = append(w.Superseded, state)
 	}
 	return json.Marshal(w)
 }
@@ -385,6 +407,13 @@ func decode(data []byte) (*Record, error) {
 	}
 	if r.Intent, err = decodeState(w.Intent); err != nil {
 		return nil, errors.Wrap(err, "intent")
+	}
+	for _, w := range w.Superseded {
+		state, err := decodeState(w)
+		if err != nil || state == nil {
+			return nil, errors.Wrap(err, "superseded state")
+		}
+		r.Superseded = append(r.Superseded, state)
 	}
 	if r.Committed == nil && r.Intent == nil {
 		return nil, errors.New("record with neither a committed state nor an intent")

@@ -51,7 +51,31 @@ func (s *journalServer) Request(ctx context.Context, request *networkservice.Net
 		// The intent still names everything: a crash now costs a rebuild, not a leak.
 		log.FromContext(ctx).Warnf("journal: %v", err)
 	}
+	s.releaseSuperseded(ctx, id)
 	return conn, nil
+}
+
+// releaseSuperseded releases the interfaces of earlier states that the last commit no longer
+// names (see Record.Superseded), and then forgets them. It says whether none is left. A failed
+// release keeps them recorded: the next commit, Close or restart tries again.
+func (s *journalServer) releaseSuperseded(ctx context.Context, id string) bool {
+	rec := s.journal.Lookup(id)
+	if rec == nil || len(rec.Superseded) == 0 {
+		return true
+	}
+	if s.cleanup == nil {
+		return false
+	}
+	// Only the superseded states: the connection's own kernel state is the live one.
+	superseded := &Record{ID: rec.ID, Superseded: rec.Superseded, Namespaces: rec.Namespaces}
+	if err := s.cleanup(ctx, superseded); err != nil {
+		log.FromContext(ctx).Warnf("journal: releasing what connection %s no longer uses: %v", id, err)
+		return false
+	}
+	if err := s.journal.ClearSuperseded(id); err != nil {
+		log.FromContext(ctx).Warnf("journal: %v", err)
+	}
+	return true
 }
 
 func (s *journalServer) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
@@ -60,6 +84,10 @@ func (s *journalServer) Close(ctx context.Context, conn *networkservice.Connecti
 		log.FromContext(ctx).Warnf("journal: closing connection %s failed, its record is kept for a retried release: %v", conn.GetId(), err)
 		s.retire(ctx, conn.GetId())
 		return &empty.Empty{}, err
+	}
+	if !s.releaseSuperseded(ctx, conn.GetId()) {
+		s.retire(ctx, conn.GetId())
+		return &empty.Empty{}, nil
 	}
 	if forgetErr := s.journal.Forget(conn.GetId()); forgetErr != nil {
 		log.FromContext(ctx).Warnf("journal: %v", forgetErr)

@@ -90,10 +90,58 @@ func (j *Journal) Commit(id string, incoming, outgoing *networkservice.Connectio
 	if err != nil {
 		return err
 	}
+	rec.Superseded = supersededBy(rec, interfaces)
 	rec.Committed = &State{Incoming: in, Outgoing: out, Interfaces: interfaces}
 	rec.Intent = nil
 	pruneNamespaces(rec)
 	return j.store(e, rec)
+}
+
+// ClearSuperseded forgets the superseded states of connection id once they were released.
+func (j *Journal) ClearSuperseded(id string) error {
+	if j == nil {
+		return nil
+	}
+	e := j.lockedEntry(id)
+	defer j.unlockEntry(id, e)
+	if e.rec == nil || len(e.rec.Superseded) == 0 {
+		return nil
+	}
+	rec := e.record(id)
+	rec.Superseded = nil
+	pruneNamespaces(rec)
+	return j.store(e, rec)
+}
+
+// supersededBy is every interface rec's states name that interfaces, about to be committed, no
+// longer hold, kept with the state that named it. An interface is still held when the new ones
+// have its VPP index or its veth end.
+func supersededBy(rec *Record, interfaces []Interface) []*State {
+	var superseded []*State
+	for _, s := range rec.InterfaceStates() {
+		var gone []Interface
+		for _, i := range s.Interfaces {
+			if (i.SwIfIndex != 0 || i.Peer != nil) && !stillHeld(i, interfaces) {
+				gone = append(gone, i)
+			}
+		}
+		if len(gone) > 0 {
+			superseded = append(superseded, &State{Incoming: s.Incoming, Outgoing: s.Outgoing, Interfaces: gone})
+		}
+	}
+	return superseded
+}
+
+func stillHeld(i Interface, interfaces []Interface) bool {
+	for _, held := range interfaces {
+		if i.SwIfIndex != 0 && held.SwIfIndex == i.SwIfIndex {
+			return true
+		}
+		if i.Peer != nil && held.Peer != nil && held.Peer.Name == i.Peer.Name {
+			return true
+		}
+	}
+	return false
 }
 
 // record is a copy of the entry's record to change, or a new one.
@@ -125,7 +173,7 @@ func normalize(rec *Record, conn *networkservice.Connection) (*networkservice.Co
 // pruneNamespaces drops the identities no state or interface names any more.
 func pruneNamespaces(rec *Record) {
 	used := map[string]bool{}
-	for _, s := range rec.States() {
+	for _, s := range rec.InterfaceStates() {
 		for _, conn := range []*networkservice.Connection{s.Incoming, s.Outgoing} {
 			if mechanism := kernel.ToMechanism(conn.GetMechanism()); mechanism != nil {
 				used[mechanism.GetNetNSURL()] = true

@@ -21,7 +21,7 @@ import (
 // something else is reported and left alone.
 func recordedInterfaces(ctx context.Context, view *vppView, rec *journal.Record, incoming, outgoing bool) []*vppInterface {
 	proven := map[interface_types.InterfaceIndex]bool{}
-	for _, state := range rec.States() {
+	for _, state := range rec.InterfaceStates() {
 		for _, recorded := range state.Interfaces {
 			if recorded.SwIfIndex == 0 || recorded.Outgoing && !outgoing || !recorded.Outgoing && !incoming {
 				continue
@@ -88,7 +88,7 @@ func proves(i *vppInterface, recorded journal.Interface, mechanism *networkservi
 func recordedPeers(rec *journal.Record, incoming, outgoing bool) []*journal.Link {
 	seen := map[journal.Link]bool{}
 	var peers []*journal.Link
-	for _, state := range rec.States() {
+	for _, state := range rec.InterfaceStates() {
 		for _, recorded := range state.Interfaces {
 			if recorded.Peer == nil || recorded.Outgoing && !outgoing || !recorded.Outgoing && !incoming || seen[*recorded.Peer] {
 				continue
