@@ -25,7 +25,7 @@ ARG GRPC_HEALTH_PROBE_VERSION
 # The DaemonSet's readiness and start-up probes exec this binary against the forwarder's socket.
 RUN GOBIN=/bin go install -trimpath github.com/grpc-ecosystem/grpc-health-probe@${GRPC_HEALTH_PROBE_VERSION}
 COPY scripts/build-xdp.sh scripts/
-COPY internal/vppinit/xdp internal/vppinit/xdp
+COPY internal/vpp/vppinit/xdp internal/vpp/vppinit/xdp
 RUN scripts/build-xdp.sh /bin/afxdp.o
 COPY . .
 ARG VERSION=dev

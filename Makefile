@@ -86,7 +86,7 @@ compare: tools
 bench:
 	$(GO) run ./test/figures/cmd/figures -out docs/bench.md -format gobench -command "make bench" \
 		-title "Policy routes: install and restart recovery per policy" -- \
-		$(GO) test -run '^$$' -bench . -benchtime 10x ./internal/policyroute/
+		$(GO) test -run '^$$' -bench . -benchtime 10x ./internal/networkservice/policyroute/
 
 # Figures, not pass/fail: N connections through one forwarder on the simulator, this project's and
 # the stock-equivalent one side by side; the tables go to docs/load.md (test/figures). Root; not part of `test`. LOAD_ROUNDS=k
@@ -106,16 +106,20 @@ bench-forwarder: tools
 # The crash campaign (issue 27, docs/e2e.md): CAMPAIGN_KILLS seeded random SIGKILLs of the forwarder,
 # the nsmgr and clients under connect/refresh/close churn, for each of CAMPAIGN_SEEDS, on the
 # simulator and, when .cache/vpp (or FORWARDER_TEST_VPP) has a real VPP, on real VPP over veth.
-# Prints per seed: kills by target, objects left, foreign objects touched, time. Root; not part of
-# `test`, which runs a short campaign of its own.
+# Prints per seed: kills by target, objects left, foreign objects touched, time; the table goes to
+# docs/crash-campaign.md (test/figures). Root; not part of `test`, which runs a short campaign.
 CAMPAIGN_KILLS   ?= 100
 CAMPAIGN_SEEDS   ?= 1,2,3
 CAMPAIGN_TIMEOUT ?= 4h
 crash-campaign: tools
 	@echo "crash campaign: $(CAMPAIGN_KILLS) kills for each of seeds $(CAMPAIGN_SEEDS) (progress: campaign: lines; figures: CAMPAIGN lines)"
-	@( E2E_CAMPAIGN_KILLS=$(CAMPAIGN_KILLS) E2E_CAMPAIGN_SEEDS=$(CAMPAIGN_SEEDS) $(GO) test -count=1 -v -timeout $(CAMPAIGN_TIMEOUT) \
-		-run '^TestCrashCampaign$$' ./test/e2e/ 2>&1; echo $$? > $(CURDIR)/.cache/crash-campaign.status ) | tee $(CURDIR)/.cache/crash-campaign.log | \
-		grep --line-buffered -E 'campaign:|CAMPAIGN|^(=== RUN|--- |\s+--- )|FAIL|ok ' ; \
+	@( E2E_CAMPAIGN_KILLS=$(CAMPAIGN_KILLS) E2E_CAMPAIGN_SEEDS=$(CAMPAIGN_SEEDS) $(GO) run ./test/figures/cmd/figures \
+		-out docs/crash-campaign.md -title "Crash campaign: seeded SIGKILLs under churn, what was left" \
+		-command "make crash-campaign CAMPAIGN_KILLS=$(CAMPAIGN_KILLS) CAMPAIGN_SEEDS=$(CAMPAIGN_SEEDS)" \
+		-note "One row per seed and VPP: one node, veth, 30 s tokens, four clients with a policy route each under connect, refresh, close and reconnect churn, foreign objects planted first (a tagged VPP loopback, look-alike veths, a rule and route in the forwarder's table range). After the last kill and the token lifetime: objects of the forwarder's left in any pod, the node, VPP or the journal, and foreign objects changed (docs/e2e.md, Crash campaign)." -- \
+		$(GO) test -count=1 -v -timeout $(CAMPAIGN_TIMEOUT) -run '^TestCrashCampaign$$' ./test/e2e/ 2>&1; \
+		echo $$? > $(CURDIR)/.cache/crash-campaign.status ) | tee $(CURDIR)/.cache/crash-campaign.log | \
+		grep --line-buffered -E 'campaign:|CAMPAIGN|^\s+\||^(=== RUN|--- |\s+--- )|FAIL|ok ' ; \
 		echo "figures:"; grep -h 'CAMPAIGN .* seed=' $(CURDIR)/.cache/crash-campaign.log | sed 's/^ *//' | sort -u; \
 		exit $$(cat $(CURDIR)/.cache/crash-campaign.status)
 

@@ -10,9 +10,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/config"
 	"github.com/nsmfwd/forwarder-vpp/internal/inspect"
-	"github.com/nsmfwd/forwarder-vpp/internal/liveness"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/liveness"
 )
 
 // version is stamped by the build: go build -ldflags "-X main.version=v1.2.3" (see make image).

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/config"
 )
 
 func TestHelpFitsATerminalAndNamesTheSPIFFESocket(t *testing.T) {

@@ -16,9 +16,9 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/sdk/pkg/tools/log/logruslogger"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/config"
-	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
 	"github.com/nsmfwd/forwarder-vpp/internal/startup"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/lifecycle"
 )
 
 const (

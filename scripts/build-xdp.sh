@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles the uplink's XDP program (internal/vppinit/xdp/afxdp.c) into the BPF object that VPP
+# Compiles the uplink's XDP program (internal/vpp/vppinit/xdp/afxdp.c) into the BPF object that VPP
 # attaches with NSM_VPP_INIT=AF_XDP. The image's build stage and the tests both run this script,
 # so what is tested is what ships. Needs clang and the kernel's UAPI headers (linux-libc-dev).
 #
@@ -11,7 +11,7 @@ if [ $# -lt 1 ] || [ $# -gt 2 ]; then
 	exit 2
 fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
-source="${2:-$root/internal/vppinit/xdp/afxdp.c}"
+source="${2:-$root/internal/vpp/vppinit/xdp/afxdp.c}"
 # -g: the maps are BTF-defined, and libbpf (VPP's loader) needs the BTF to read them.
 exec clang -O2 -g -Wall -Wextra -Werror -target bpf \
 	-I"/usr/include/$(uname -m)-linux-gnu" \

@@ -16,7 +16,7 @@ go_build_progress() {
 	shift
 	packages=("$@")
 
-	echo "$prefix: looking for what $what needs compiled (the first time, go downloads its modules)"
+	echo "$prefix: looking for the packages of $what that are not compiled yet (the first time, go downloads its modules)"
 	# go list takes the build flags that change what is compiled (-trimpath), not -o.
 	local list_flags=() i
 	for ((i = 0; i < ${#flags[@]}; i++)); do
@@ -35,12 +35,14 @@ go_build_progress() {
 	counter=$(mktemp)
 	echo 0 >"$counter"
 	local start=$SECONDS every=${PROGRESS_EVERY:-20}
-	echo "$prefix: building $what: $compile packages to compile, $link programs to link"
+	echo "$prefix: building $what: $compile package(s) to compile, $link program(s) to link"
 	(
 		while sleep "$every"; do
 			kill -0 "$$" 2>/dev/null || exit 0 # the script ended without us (a signal)
-			if [ "$(cat "$counter")" -lt "$compile" ]; then
-				echo "$prefix: still building $what: $(cat "$counter") of $compile packages" \
+			local done_count
+			done_count=$(cat "$counter" 2>/dev/null)
+			if [ "${done_count:-0}" -lt "$compile" ]; then
+				echo "$prefix: still building $what: ${done_count:-0} of $compile packages" \
 					"compiled, $((SECONDS - start)) s"
 			else
 				echo "$prefix: still building $what: linking, $((SECONDS - start)) s"
@@ -61,7 +63,7 @@ go_build_progress() {
 	else
 		echo "$prefix: building $what failed after $((SECONDS - start)) s" >&2
 	fi
-	rm -f "$counter"
+	rm -f "$counter" "$counter.next"
 	return "$status"
 }
 
@@ -74,7 +76,8 @@ count_packages() {
 		*" "* | "#"*) echo "$line" >&2 ;;
 		*)
 			n=$((n + 1))
-			echo "$n" >"$1"
+			# Renamed into place: the ticker never reads a half-written count.
+			echo "$n" >"$1.next" && mv "$1.next" "$1"
 			;;
 		esac
 	done

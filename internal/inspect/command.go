@@ -10,8 +10,8 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/config"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppconn"
 )
 
 // Exit codes of the subcommand.

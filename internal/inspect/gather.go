@@ -12,10 +12,10 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/journal"
-	"github.com/nsmfwd/forwarder-vpp/internal/kernelmark"
-	"github.com/nsmfwd/forwarder-vpp/internal/restore"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
+	"github.com/nsmfwd/forwarder-vpp/internal/kernel/routeview"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/restore"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppconn"
 )
 
 // vppDialTimeout bounds the wait for a VPP whose socket exists but that does not answer.
@@ -62,7 +62,7 @@ func Gather(ctx context.Context, src Sources) *Report {
 		vpp = readVPP(ctx, &r.VPP)
 	}
 	first, count := tableRange()
-	spaces := newNamespaces(kernelmark.Protocol)
+	spaces := newNamespaces(routeview.ForwarderProtocol)
 	defer spaces.close()
 	sideIDs, peers := map[string]bool{}, map[journal.Link]bool{}
 	for _, rec := range records {
@@ -70,7 +70,7 @@ func Gather(ctx context.Context, src Sources) *Report {
 		for id := range rec.SideIDs() {
 			sideIDs[id] = true
 		}
-		for _, state := range rec.States() {
+		for _, state := range rec.InterfaceStates() {
 			for _, i := range state.Interfaces {
 				if i.Peer != nil {
 					peers[*i.Peer] = true

@@ -8,9 +8,9 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/netnsid"
-	"github.com/nsmfwd/forwarder-vpp/internal/policyroute"
-	"github.com/nsmfwd/forwarder-vpp/internal/routeview"
+	"github.com/nsmfwd/forwarder-vpp/internal/kernel/netnsid"
+	"github.com/nsmfwd/forwarder-vpp/internal/kernel/routeview"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/policyroute"
 )
 
 // namespace is one client namespace the journal names, opened by its recorded identity.

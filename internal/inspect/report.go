@@ -1,8 +1,8 @@
 package inspect
 
 import (
-	"github.com/nsmfwd/forwarder-vpp/internal/journal"
-	"github.com/nsmfwd/forwarder-vpp/internal/restore"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/restore"
 )
 
 // Report is everything inspect found.

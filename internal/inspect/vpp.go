@@ -6,7 +6,7 @@ import (
 
 	"go.fd.io/govpp/api"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/restore"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/restore"
 )
 
 // vppState is what VPP holds: its interfaces by index, and each interface's cross-connects.

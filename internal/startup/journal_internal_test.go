@@ -13,11 +13,11 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/journal"
-	"github.com/nsmfwd/forwarder-vpp/internal/kernelmark"
-	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
-	"github.com/nsmfwd/forwarder-vpp/internal/markedroutes"
-	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
+	"github.com/nsmfwd/forwarder-vpp/internal/kernel/routeview"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/markedroutes"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/svid/svidtest"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
@@ -102,7 +102,7 @@ func markedRules(t *testing.T, ns *vppsimtest.Netns) []string {
 	ns.MustDo(t, func() error {
 		rules, err := netlink.RuleList(netlink.FAMILY_ALL)
 		for _, rule := range rules {
-			if rule.Protocol == kernelmark.Protocol {
+			if rule.Protocol == routeview.ForwarderProtocol {
 				marked = append(marked, rule.String())
 			}
 		}

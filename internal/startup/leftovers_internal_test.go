@@ -22,10 +22,10 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/sdk/pkg/tools/log/logruslogger"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/config"
-	"github.com/nsmfwd/forwarder-vpp/internal/journal"
-	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
-	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/svid/svidtest"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )

@@ -13,10 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
-	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/svid/svidtest"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppconn"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppinit"
 	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )

@@ -21,26 +21,25 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/vpphelper/extendtimeout"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/authz"
-	"github.com/nsmfwd/forwarder-vpp/internal/config"
-	"github.com/nsmfwd/forwarder-vpp/internal/eagerstream"
-	"github.com/nsmfwd/forwarder-vpp/internal/expiry"
-	"github.com/nsmfwd/forwarder-vpp/internal/fdtransport"
-	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
-	"github.com/nsmfwd/forwarder-vpp/internal/journal"
-	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
-	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
-	"github.com/nsmfwd/forwarder-vpp/internal/markedroutes"
-	"github.com/nsmfwd/forwarder-vpp/internal/registration"
-	"github.com/nsmfwd/forwarder-vpp/internal/requestcheck"
-	"github.com/nsmfwd/forwarder-vpp/internal/restore"
-	"github.com/nsmfwd/forwarder-vpp/internal/serve"
-	"github.com/nsmfwd/forwarder-vpp/internal/svid"
-	"github.com/nsmfwd/forwarder-vpp/internal/telemetry"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppclock"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
-	"github.com/nsmfwd/forwarder-vpp/internal/xconnect"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/expiry"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/markedroutes"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/mechanisms/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/requestcheck"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/restore"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/xconnect"
+	"github.com/nsmfwd/forwarder-vpp/internal/registry/registration"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/telemetry"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/fdtransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/grpctransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/serve"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/svid"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/eagerstream"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppclock"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppconn"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppinit"
 )
 
 // Shutdown bounds: each step gets this long before the next one runs anyway. Their sum stays
@@ -256,7 +255,7 @@ func (f *forwarder) buildEndpoint() error {
 	cfg := f.cfg
 	endpointCtx, closeConnections := context.WithCancel(context.WithoutCancel(f.ctx))
 	cleanupDone := make(chan struct{})
-	authorizeServer, authorizeMonitor := authz.Servers()
+	authorizeServer, authorizeMonitor := authorizeServers()
 	endpoint, err := xconnect.NewServer(endpointCtx, grpctransport.TokenGenerator(f.identity, cfg.MaxTokenLifetime), f.vppAPI, f.tunnelIP,
 		xconnect.WithName(cfg.Name),
 		xconnect.WithLeftovers(f.leftovers),

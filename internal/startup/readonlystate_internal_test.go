@@ -14,10 +14,10 @@ import (
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
-	"github.com/nsmfwd/forwarder-vpp/internal/journal"
-	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
-	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/grpctransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/svid/svidtest"
 )
 
 // A read-only NSM_STATE_DIR does not stop the forwarder: it starts, serves, says at ERROR that

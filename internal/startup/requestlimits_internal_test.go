@@ -15,9 +15,9 @@ import (
 	vxlanmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/vxlan"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/client"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
-	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
-	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/grpctransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/svid/svidtest"
 )
 
 // A request bound set in the environment reaches the chain: nsmgr's Request, authorized, is

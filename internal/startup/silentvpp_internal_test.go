@@ -12,11 +12,11 @@ import (
 	"github.com/vishvananda/netlink"
 	"go.fd.io/govpp/api"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/config"
-	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
-	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/svid/svidtest"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppconn"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppinit"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 

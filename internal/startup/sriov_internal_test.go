@@ -9,9 +9,9 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/config"
-	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppconn"
 )
 
 // A stock manifest that sets SR-IOV variables starts this forwarder, which must say, once per

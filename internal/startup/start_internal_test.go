@@ -17,12 +17,12 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/af_packet"
 	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/config"
-	"github.com/nsmfwd/forwarder-vpp/internal/grpctransport"
-	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
-	"github.com/nsmfwd/forwarder-vpp/internal/registration/registrationtest"
-	"github.com/nsmfwd/forwarder-vpp/internal/svid"
-	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
+	"github.com/nsmfwd/forwarder-vpp/internal/registry/registration/registrationtest"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/grpctransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/svid"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/svid/svidtest"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )

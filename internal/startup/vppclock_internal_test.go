@@ -12,10 +12,10 @@ import (
 
 	"github.com/networkservicemesh/govpp/binapi/vlib"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/lifecycle"
-	"github.com/nsmfwd/forwarder-vpp/internal/svid/svidtest"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppclock"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppconn"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/lifecycle"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/svid/svidtest"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppclock"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppconn"
 	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim"
 	simvpp "github.com/nsmfwd/forwarder-vpp/test/vppsim/vpp"

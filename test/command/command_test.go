@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/config"
 )
 
 var binary string
@@ -144,7 +144,7 @@ func TestVersionPrintsTheStampedVersion(t *testing.T) {
 }
 
 // -liveness is the DaemonSet's liveness probe: it exits non-zero, saying why, when nothing
-// serves on the URL (internal/liveness tests what counts as serving).
+// serves on the URL (internal/startup/liveness tests what counts as serving).
 func TestLivenessFlagFailsWithoutAServer(t *testing.T) {
 	cmd := command(t)
 	socket := filepath.Join(t.TempDir(), "listen.on.sock")

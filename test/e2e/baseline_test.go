@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/fdtransport"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/fdtransport"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
 )
 
@@ -31,7 +31,7 @@ const (
 // baselineConnections connections, held together with a policy route each, have closed, as it
 // held before them. The baseline is taken after one connection opened and closed: what the
 // first connection starts lives as long as the forwarder (its dial to the nsmgr, VPP event
-// clients). internal/xconnect's leak test checks the chain alone, in process.
+// clients). internal/networkservice/xconnect's leak test checks the chain alone, in process.
 func TestForwarderReturnsToBaselineAfterConnectionsClose(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)

@@ -39,7 +39,7 @@ func TestCrashCampaign(t *testing.T) {
 		}
 		for _, seed := range seeds {
 			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-				figures.add(runCampaign(t, seed, kills, realVPP))
+				runCampaign(t, seed, kills, realVPP, &figures)
 			})
 		}
 	})
@@ -110,6 +110,22 @@ func (f *campaignFigures) add(r campaignResult) {
 func (f *campaignFigures) print(t *testing.T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// The table, for docs/crash-campaign.md (`make crash-campaign` keeps the output's tables).
+	table := []string{
+		"| VPP | seed | forwarder kills | nsmgr kills | clients restarted | clients left dead | closes | objects left | foreign touched | took | passed |",
+		"|---|---|---|---|---|---|---|---|---|---|---|",
+	}
+	for _, r := range f.results {
+		if r.skipped {
+			continue
+		}
+		table = append(table, fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %s | %t |", r.backend, r.seed,
+			r.kills["forwarder"], r.kills["nsmgr"], r.kills["client restarted"], r.kills["client left dead"], r.closes,
+			len(r.left), len(r.touched), r.took.Round(time.Second), r.passed))
+	}
+	if len(table) > 2 {
+		t.Logf("CAMPAIGN table\n%s", strings.Join(table, "\n"))
+	}
 	for _, r := range f.results {
 		if r.skipped {
 			continue
@@ -142,7 +158,8 @@ type foreignObjects struct {
 	podRoute topology.Route
 }
 
-func runCampaign(t *testing.T, seed uint64, kills int, realVPP string) (result campaignResult) {
+// runCampaign runs one seed and adds its figures, also when it fails (t.Fatal ends it early).
+func runCampaign(t *testing.T, seed uint64, kills int, realVPP string, figures *campaignFigures) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
@@ -150,12 +167,13 @@ func runCampaign(t *testing.T, seed uint64, kills int, realVPP string) (result c
 	if realVPP != "" {
 		backend = "vpp"
 	}
-	result = campaignResult{backend: backend, seed: fmt.Sprint(seed), kills: map[string]int{}}
+	result := campaignResult{backend: backend, seed: fmt.Sprint(seed), kills: map[string]int{}}
 	started := time.Now()
 	defer func() {
 		result.took = time.Since(started)
 		result.passed = !t.Failed()
 		result.skipped = t.Skipped()
+		figures.add(result)
 	}()
 	t.Logf("CAMPAIGN seed %d on %s, %d kills (E2E_CAMPAIGN_SEED=%d E2E_CAMPAIGN_KILLS=%d reproduces it)", seed, backend, kills, seed, kills)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(kills)*8*time.Second+5*time.Minute)
@@ -222,7 +240,6 @@ func runCampaign(t *testing.T, seed uint64, kills int, realVPP string) (result c
 		requireJournalEmpty(ctx, t, d, c.node)
 	}
 	requireEndpointUnregisters(ctx, t, d, nse)
-	return result
 }
 
 // act does one random thing to the domain and says whether it was a kill.

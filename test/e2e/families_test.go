@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/policyroute"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/policyroute"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
 )

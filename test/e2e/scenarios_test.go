@@ -80,7 +80,11 @@ type scenario struct {
 	// chainRestart, hopTwoDeath and chainClose choose a chain scenario's steps (runChain): a
 	// forwarder restart, the final endpoint's death, and the Close with its checks.
 	chainRestart, hopTwoDeath, chainClose bool
-	kernelType                            string
+	// chainReselects runs the chain's client without its liveness check (startChain), so that
+	// a forwarder restart heals the chain by a reselect: the whole chain closed and requested
+	// again.
+	chainReselects bool
+	kernelType     string
 	// linkType is the kind of pod interface the kernel must report; empty
 	// when the forwarder chooses (auto).
 	linkType                 string
@@ -286,10 +290,11 @@ func startDomain(ctx context.Context, t testing.TB, sc scenario) *domain.Domain 
 	return d
 }
 
-func requirePing(ctx context.Context, t *testing.T, netns, ifname, cidr string) {
+func requirePing(ctx context.Context, t *testing.T, netns, ifname, cidr string) (output string) {
 	t.Helper()
 	dst := addrOf(t, cidr)
 	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", netns,
 		"ping", "-c", "3", "-i", "0.2", "-W", "2", "-I", ifname, dst).CombinedOutput()
 	require.NoError(t, err, "ping %s from %s via %s:\n%s", dst, netns, ifname, out)
+	return string(out)
 }

@@ -32,11 +32,11 @@ func TestMarkdownTablesKeepTheirCaption(t *testing.T) {
 
 func TestHeaderNamesCommandCommitDateAndMachine(t *testing.T) {
 	header := figures.Header("../..", "Load", figures.Run{
-		Command: "make bench", Argv: []string{"go", "test", "-run", "^$", "./internal/policyroute/"}, Started: time.Date(2026, 12, 2, 7, 0, 0, 0, time.UTC),
+		Command: "make bench", Argv: []string{"go", "test", "-run", "^$", "./internal/networkservice/policyroute/"}, Started: time.Date(2026, 12, 2, 7, 0, 0, 0, time.UTC),
 		Duration: 90 * time.Second, ExitStatus: 2,
 	})
 	require.Contains(t, header, "# Load\n")
-	require.Contains(t, header, "- Command: `make bench` (`go test -run '^$' ./internal/policyroute/`), exit status 2, 1m30s\n")
+	require.Contains(t, header, "- Command: `make bench` (`go test -run '^$' ./internal/networkservice/policyroute/`), exit status 2, 1m30s\n")
 	require.Contains(t, header, "- Date: 2026-12-02 07:00 UTC\n")
 	require.Regexp(t, `- Commit: [0-9a-f]{7,}`, header)
 	require.Regexp(t, `- Machine: \d+ vCPUs`, header)

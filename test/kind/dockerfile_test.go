@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppinit"
 )
 
 const (
@@ -249,7 +249,7 @@ func TestDockerfileTestTargetRunsGoTest(t *testing.T) {
 
 func TestDockerignoreKeepsTheModule(t *testing.T) {
 	for _, pattern := range dockerignorePatterns(t) {
-		for _, needed := range []string{"go.mod", "go.sum", "main.go", "internal/config/config.go", "internal/vppinit/xdp/afxdp.c", "scripts/build-xdp.sh", "Dockerfile"} {
+		for _, needed := range []string{"go.mod", "go.sum", "main.go", "internal/startup/config/config.go", "internal/vpp/vppinit/xdp/afxdp.c", "scripts/build-xdp.sh", "Dockerfile"} {
 			require.False(t, dockerignoreMatches(t, pattern, needed), ".dockerignore pattern %q drops %s from the build context", pattern, needed)
 		}
 	}
@@ -344,7 +344,7 @@ func requireStageArg(t *testing.T, stage *dockerStage, name string) {
 // context, where they would bloat it, bust layers or end up in the image.
 func TestDockerignoreKeepsBuildOutputOut(t *testing.T) {
 	patterns := dockerignorePatterns(t)
-	for _, path := range []string{".git/HEAD", "bin/forwarder-vpp", ".cache/bin/spire-server", "forwarder-vpp", "test/kind/kind.test", "internal/vppinit/xdp/afxdp.o"} {
+	for _, path := range []string{".git/HEAD", "bin/forwarder-vpp", ".cache/bin/spire-server", "forwarder-vpp", "test/kind/kind.test", "internal/vpp/vppinit/xdp/afxdp.o"} {
 		require.Truef(t, slices.ContainsFunc(patterns, func(pattern string) bool { return dockerignoreMatches(t, pattern, path) }),
 			".dockerignore lets %s into the build context", path)
 	}

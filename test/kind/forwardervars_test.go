@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/config"
 )
 
 // forwarderVariables are the variables forwarder-vpp reads, straight from its configuration. The

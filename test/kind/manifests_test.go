@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/kernelif"
-	"github.com/nsmfwd/forwarder-vpp/internal/liveness"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/mechanisms/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/liveness"
 )
 
 const (

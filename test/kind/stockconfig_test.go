@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/config"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/config"
 )
 
 // Fields of the stock configuration that forwarder-vpp does not have (SR-IOV), and its own (besides

@@ -52,7 +52,7 @@ var VPPOutputScanner = goleak.IgnoreAnyFunction("github.com/sirupsen/logrus.(*En
 
 // GrpcfdQueuedSend is the goroutine grpcfd's SendFilename leaves when its connection closes with
 // the descriptor still queued: it passes on the "connection closed" error, then reports its own
-// second close of the file (see internal/fdtransport) on a channel with room for one that sdk's
+// second close of the file (see internal/transport/fdtransport) on a channel with room for one that sdk's
 // sendfd looked at once and never reads again. Only the stand-ins the tests run for stock
-// components (nsmgr, endpoints) use grpcfd; the forwarder's connections use internal/fdtransport.
+// components (nsmgr, endpoints) use grpcfd; the forwarder's connections use internal/transport/fdtransport.
 var GrpcfdQueuedSend = goleak.IgnoreTopFunction("github.com/edwarnicke/grpcfd.(*connWrap).SendFilename.func1")

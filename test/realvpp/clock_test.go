@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.fd.io/govpp"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/vppclock"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppclock"
 	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
 )
 

@@ -17,7 +17,7 @@ import (
 	"go.fd.io/govpp"
 	"golang.org/x/sys/unix"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/vppclock"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppclock"
 )
 
 // prefixBase starts the prefix, runtime directory and namespace of every VPP Start runs; the

@@ -16,8 +16,8 @@ import (
 	"github.com/networkservicemesh/sdk-vpp/pkg/tools/types"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/devicecfg"
-	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
+	"github.com/nsmfwd/forwarder-vpp/internal/startup/devicecfg"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppinit"
 )
 
 // The vlan devices as stock v1.18 sets them up, whatever the VPP (external included): the

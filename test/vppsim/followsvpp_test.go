@@ -29,7 +29,7 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/vxlan"
 	"github.com/networkservicemesh/govpp/binapi/wireguard"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/vppclock"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppclock"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 	"github.com/nsmfwd/forwarder-vpp/test/vpptest"
 )
@@ -315,7 +315,7 @@ func TestMemifSocketIDsAndLoopbackMACsAsVPPHandsThemOut(t *testing.T) {
 }
 
 // VPP v24.10 keeps a deleted interface's static neighbours in its table (and crashes at the next
-// deletion of a neighbour with the same IP elsewhere: internal/restore removes them first).
+// deletion of a neighbour with the same IP elsewhere: internal/networkservice/restore removes them first).
 func TestDeletedInterfaceKeepsItsStaticNeighbours(t *testing.T) {
 	vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
 		vpp, uplink := withUplink(t, backend)

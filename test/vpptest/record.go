@@ -34,11 +34,27 @@ func (r *recorder) list() []api.Message {
 type Conn struct {
 	*core.Connection
 	recorder *recorder
+	hookMu   sync.Mutex
+	hook     func(api.Message)
+}
+
+// BeforeEachRequest has hook called with every request this connection is about to send, before
+// it is sent: what a test sees there is what was true just before VPP acted on it.
+func (c *Conn) BeforeEachRequest(hook func(api.Message)) {
+	c.hookMu.Lock()
+	defer c.hookMu.Unlock()
+	c.hook = hook
 }
 
 // Invoke records req and sends it.
 func (c *Conn) Invoke(ctx context.Context, req, reply api.Message) error {
 	c.recorder.add(req)
+	c.hookMu.Lock()
+	hook := c.hook
+	c.hookMu.Unlock()
+	if hook != nil {
+		hook(req)
+	}
 	return c.Connection.Invoke(ctx, req, reply)
 }
 

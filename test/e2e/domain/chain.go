@@ -7,7 +7,7 @@ import (
 
 // WithPassThroughTo makes the endpoint a pass-through, as those of NSM's features/nse-composition:
 // it asks onward for service through its nsmgr with the same path and IP context, and
-// cross-connects its two kernel interfaces (e2e-nse's NSM_PASSTHROUGH_TO). Its own addresses
+// cross-connects its two kernel interfaces (e2e-nse's NSM_PASS_THROUGH_TO). Its own addresses
 // (StartEndpoint's cidr) are never handed out.
 func WithPassThroughTo(service string) EndpointOption {
 	return func(env []string) []string {

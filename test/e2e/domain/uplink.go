@@ -10,7 +10,7 @@ import (
 
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/vppinit"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppinit"
 )
 
 // giveUplinkToVPP does what the operator of an external VPP does

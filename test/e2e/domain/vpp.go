@@ -19,7 +19,7 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/l2"
 	"github.com/networkservicemesh/govpp/binapi/vlib"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/vppclock"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppclock"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
 	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
 )

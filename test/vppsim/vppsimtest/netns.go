@@ -7,12 +7,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
 )
+
+// sweptPrefixes are the prefixes whose dead runs this process has swept.
+var sweptPrefixes sync.Map
 
 // Netns is a named network namespace created for one test.
 type Netns struct {
@@ -22,13 +28,19 @@ type Netns struct {
 // Path is the namespace's bind-mount path, what VPP accepts as a host namespace too.
 func (n *Netns) Path() string { return filepath.Join("/var/run/netns", n.Name) }
 
-// NewNetns creates a namespace named prefix plus a random suffix, with lo up, and
-// deletes it when the test ends, pass or fail.
+// NewNetns creates a namespace named prefix-<pid>-<random>, with lo up, and deletes it when the
+// test ends, pass or fail. A test binary that was killed cannot delete its namespaces: the first
+// NewNetns of a prefix in a process deletes those of the prefix whose process is gone.
 func NewNetns(t testing.TB, prefix string) *Netns {
 	t.Helper()
+	if _, swept := sweptPrefixes.LoadOrStore(prefix, true); !swept {
+		if err := topology.SweepStale(prefix); err != nil {
+			t.Fatalf("deleting the namespaces of dead runs of %s: %v", prefix, err)
+		}
+	}
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
-	n := &Netns{Name: prefix + hex.EncodeToString(suffix)}
+	n := &Netns{Name: topology.RunPrefix(prefix) + hex.EncodeToString(suffix)}
 	if out, err := exec.Command("ip", "netns", "add", n.Name).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add %s: %v: %s", n.Name, err, out)
 	}

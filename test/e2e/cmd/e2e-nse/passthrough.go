@@ -12,9 +12,7 @@ import (
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/common"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/client"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/connect"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/heal"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/kernel"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanismtranslation"
@@ -39,11 +37,17 @@ func newPassThrough(ctx context.Context, connectTo *url.URL, onward, name string
 	onwardClient := client.NewClient(ctx,
 		client.WithName(name),
 		client.WithClientURL(connectTo),
-		client.WithAuthorizeClient(authorize.NewClient()),
-		// Hop 2 heals on its own when its control plane goes down (a forwarder or nsmgr
-		// restart, the final endpoint's death), without a liveness check: hop 1's client
-		// checks the data path of the whole chain.
-		client.WithHealClient(heal.NewClient(ctx)),
+		// Composed as NSM's pass-through endpoints (cmd-nse-firewall-vpp) compose their onward
+		// client: no authorize client, no heal, no refresh.
+		// Authorization: hop 2's path shares this endpoint's segment with hop 1's, and on a Close
+		// that segment holds the token this endpoint signed for hop 1's caller (the forwarder).
+		// sdk's client policies check the whole path before the Close goes out, and
+		// tokens_chained.rego cannot chain that token to the nsmgr's segment after it: every
+		// onward Close would be refused and hop 2 never closed. Hop 2's nsmgr authorizes it.
+		// Heal and refresh: hop 1's client heals and refreshes the whole chain. sdk's monitor
+		// server passes hop 2's events up to it, and its Requests reach hop 2 through this
+		// endpoint. A heal of hop 2 here (a reselect: Close, then Request) would end hop 1's
+		// connection in this endpoint and tell hop 1's side it is gone.
 		client.WithAdditionalFunctionality(
 			&onwardService{service: onward},
 			replacensename.NewClient(),
@@ -54,8 +58,6 @@ func newPassThrough(ctx context.Context, connectTo *url.URL, onward, name string
 		),
 		client.WithDialTimeout(dialTimeout),
 		client.WithDialOptions(dialOptions...),
-		// Hop 1's client refreshes the whole chain; hop 2 has no refresh or heal of its own, as
-		// in the composition's endpoints.
 		client.WithoutRefresh(),
 	)
 	return xc, connect.NewServer(onwardClient)
