@@ -143,6 +143,8 @@ func runRemoteVlan(t *testing.T, sc scenario, restart bool) {
 		}
 	}
 	for _, c := range clients {
+		// Each pair pinged 3 times each way: 12 echoes on a port per pair its node is in.
+		c.capture.awaitPackets(fmt.Sprintf("vlan %d and icmp", vlanID), 12*len(clients), 5*time.Second)
 		c.capture.stop(t)
 	}
 	for _, c := range clients {
@@ -254,4 +256,19 @@ func bridgeDomains(ctx context.Context, t *testing.T, d *domain.Domain, node *do
 	ids, err := d.VPPBridgeDomains(ctx, node)
 	require.NoError(t, err)
 	return ids
+}
+
+// awaitPackets waits until the capture has written at least n packets matching filter, or until
+// timeout: on a busy machine tcpdump may still be reading the last echoes when ping returns, and
+// stopping it then loses them.
+func (c *capture) awaitPackets(filter string, n int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		// The file is being written: a last packet half written makes tcpdump complain, not lie.
+		out, _ := exec.Command("tcpdump", "-r", c.file, "-n", filter).Output()
+		if strings.Count(string(out), "\n") >= n {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
