@@ -27,9 +27,14 @@ K8S_CGROUP="$K8S_PREFIX-k8s"
 K8S_CONTAINERD_SOCK="$K8S_STATE/containerd.sock"
 export KUBECONFIG="$K8S_STATE/pki/admin.kubeconfig"
 
-# The node's hostPath volumes that stock manifests use (the forwarder's, nsmgr's, SPIRE's): made by
-# the kubelet on this machine, removed afterwards when the run made them.
-K8S_HOST_DIRS="/run/spire /var/lib/networkservicemesh /run/vpp"
+# The node's hostPath volumes that the stock manifests name (the forwarder's, nsmgr's, SPIRE's)
+# are this machine's paths. What the run made there is removed afterwards: the paths that are
+# wholly the cluster's, and their parents when the run made them and they are empty (another
+# program of this machine may use /var/lib/networkservicemesh too).
+K8S_HOST_OWNED="/run/spire/sockets /var/lib/networkservicemesh/nsm.io.sock
+  /var/lib/networkservicemesh/forwarder-vpp /run/vpp/external"
+K8S_HOST_PARENTS="/run/spire /var/lib/networkservicemesh /run/vpp"
+K8S_JOURNALS=/var/lib/networkservicemesh/forwarder-vpp
 
 k8s_say() { echo "k8s-e2e: $*"; }
 
@@ -278,9 +283,11 @@ cluster_up() {
 	rm -f "$K8S_LOGS"/*.log
 	ls /run/netns >"$K8S_STATE/netns-before" 2>/dev/null || true
 	local d
-	for d in $K8S_HOST_DIRS; do
-		[ -e "$d" ] || echo "$d" >>"$K8S_STATE/host-dirs-made"
+	for d in $K8S_HOST_OWNED $K8S_HOST_PARENTS; do
+		[ -e "$d" ] || echo "$d" >>"$K8S_STATE/host-paths-made"
 	done
+	# The forwarder's journals outlive its pods by design; those of this run's pods go with it.
+	ls "$K8S_JOURNALS" >"$K8S_STATE/journals-before" 2>/dev/null || true
 	k8s_say "certificates and the node's network namespace $K8S_NETNS"
 	k8s_pki
 	k8s_netns
@@ -414,9 +421,18 @@ cluster_down() {
 	for h in /sys/fs/cgroup/*/; do
 		[ -d "$h$K8S_CGROUP" ] && find "$h$K8S_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
-	if [ -f "$K8S_STATE/host-dirs-made" ]; then
-		for n in $(cat "$K8S_STATE/host-dirs-made"); do
-			rm -rf "$n"
+	if [ -f "$K8S_STATE/host-paths-made" ]; then
+		for n in $K8S_HOST_OWNED; do
+			grep -qx "$n" "$K8S_STATE/host-paths-made" && rm -rf "$n"
+		done
+		for n in $K8S_HOST_PARENTS; do
+			grep -qx "$n" "$K8S_STATE/host-paths-made" && rmdir "$n" 2>/dev/null
+		done
+		cp "$K8S_STATE/host-paths-made" "$K8S_LOGS/host-paths-made"
+	fi
+	if [ -f "$K8S_STATE/journals-before" ]; then
+		for n in $(ls "$K8S_JOURNALS" 2>/dev/null); do
+			grep -qx "$n" "$K8S_STATE/journals-before" || rm -rf "${K8S_JOURNALS:?}/$n"
 		done
 	fi
 	rm -rf "$K8S_STATE"
@@ -425,7 +441,7 @@ cluster_down() {
 
 # cluster_leftovers says what of the cluster is still on the machine, and fails if anything is.
 cluster_leftovers() {
-	local left=()
+	local left=() d
 	local pids
 	pids=$(k8s_pids_with "$K8S_STATE" | { grep -vx "$$" || true; } | tr "\n" " ")
 	[ -n "${pids// /}" ] && left+=("processes: $pids")
@@ -434,6 +450,12 @@ cluster_leftovers() {
 	ip link show "$K8S_PREFIX-up" >/dev/null 2>&1 && left+=("link $K8S_PREFIX-up")
 	ls -d /sys/fs/cgroup/*/"$K8S_CGROUP" >/dev/null 2>&1 && left+=("cgroups $K8S_CGROUP")
 	[ -e "$K8S_STATE" ] && left+=("$K8S_STATE")
+	if [ -f "$K8S_LOGS/host-paths-made" ]; then
+		for d in $(cat "$K8S_LOGS/host-paths-made"); do
+			[ -e "$d" ] && left+=("$d")
+		done
+		rm -f "$K8S_LOGS/host-paths-made"
+	fi
 	# The kubelet's and CNI's rules live in the node's namespace; none may reach the machine's.
 	if iptables-save 2>/dev/null | grep -qE "KUBE-|CNI-|10\.247\.|$K8S_PREFIX-"; then
 		left+=("iptables rules of the cluster in the machine's namespace")

@@ -53,6 +53,8 @@ if [ "$K8S_E2E_STAGE" != cluster ]; then
 	done
 	[ -x "$root/.cache/vpp/bin/vpp" ] ||
 		missing+=("$root/.cache/vpp/bin/vpp (make tools unpacks ../shared/vpp/*.tar.xz)")
+	K8S_VPP_TEMPLATE="$root/../shared/vpp/startup.conf.template"
+	[ -f "$K8S_VPP_TEMPLATE" ] || missing+=("$K8S_VPP_TEMPLATE (the test VPP's start-up configuration)")
 fi
 [ ${#missing[@]} -eq 0 ] || fail "missing: ${missing[*]}"
 
@@ -82,6 +84,7 @@ finish() {
 	local status=$1
 	trap - EXIT INT TERM
 	k8s_stop_registrar
+	[ "$status" -eq 0 ] || k8s_dump
 	cluster_down || status=1
 	echo "k8s-e2e: $k8s_passed passed, $k8s_failed failed"
 	k8s_say "done after $((SECONDS - started)) s (logs: $K8S_LOGS)"

@@ -17,12 +17,17 @@ k8s_build_workload_images() {
 		./test/e2e/cmd/e2e-nse ./test/e2e/cmd/e2e-nsc
 	CGO_ENABLED=0 GOBIN="$b" go install -trimpath \
 		"github.com/grpc-ecosystem/grpc-health-probe@$probe_version"
+	# The test VPP runs without hugepages or DPDK only with its own start-up configuration
+	# (docs/vpp.md); the forwarder's vpphelper reads it from /etc/vpp/helper/vpp.conf when it
+	# exists, as the e2e harness gives it (test/e2e/domain/ownvpp.go).
+	sed -e 's|RUNDIR|/var/run/vpp|g' -e 's|PREFIX|forwarder|g' "$K8S_VPP_TEMPLATE" >"$b/vpp.conf"
 	local shell=("${K8S_BUSYBOX[@]}")
 	local probe=(-file "$b/grpc-health-probe=/bin/grpc-health-probe")
 	k8s_say "writing the images into $K8S_IMAGES"
 	image -ref k8s-e2e.local/forwarder-vpp:e2e -o "$K8S_IMAGES/forwarder-vpp.tar" \
 		-file "$b/forwarder-vpp=/bin/forwarder-vpp" "${probe[@]}" "${shell[@]}" \
-		-dir "$root/.cache/vpp=/" -libs -entrypoint /bin/forwarder-vpp 2>/dev/null
+		-file "$b/vpp.conf=/etc/vpp/helper/vpp.conf" -dir "$root/.cache/vpp=/" -libs \
+		-entrypoint /bin/forwarder-vpp
 	image -ref k8s-e2e.local/nsmgr:e2e -o "$K8S_IMAGES/nsmgr.tar" \
 		-file "$b/e2e-nsmgr=/bin/nsmgr" "${probe[@]}" "${shell[@]}" -entrypoint /bin/nsmgr
 	image -ref k8s-e2e.local/registry:e2e -o "$K8S_IMAGES/registry.tar" \
@@ -32,10 +37,11 @@ k8s_build_workload_images() {
 	image -ref k8s-e2e.local/nsc:e2e -o "$K8S_IMAGES/nsc.tar" \
 		-file "$b/e2e-nsc=/bin/nsc" "${shell[@]}" -entrypoint /bin/nsc
 	local s
+	# As the stock SPIRE images: the entrypoint runs the server or agent, the pod gives -config.
 	for s in server agent; do
 		image -ref "k8s-e2e.local/spire-$s:e2e" -o "$K8S_IMAGES/spire-$s.tar" \
 			-file "$root/.cache/bin/spire-$s=/opt/spire/bin/spire-$s" "${shell[@]}" -libs \
-			-entrypoint "/opt/spire/bin/spire-$s"
+			-entrypoint "/opt/spire/bin/spire-$s" -entrypoint run
 	done
 	for s in forwarder-vpp nsmgr registry nse nsc spire-server spire-agent; do
 		K8S_IMAGE_TARBALLS="$K8S_IMAGE_TARBALLS $K8S_IMAGES/$s.tar"
@@ -165,4 +171,27 @@ k8s_scenarios() {
 
 	kubectl delete -k "$K8S_TESTDATA/kernel2kernel" --wait=true --timeout=120s >/dev/null || true
 	[ "$k8s_failed" -eq 0 ]
+}
+
+# k8s_dump keeps what a failed run's pods said in $K8S_LOGS/pods.log and prints the pods' states.
+k8s_dump() {
+	kubectl get --raw /readyz >/dev/null 2>&1 || return 0
+	local out="$K8S_LOGS/pods.log" ns name c
+	{
+		kubectl get pods --all-namespaces -o wide
+		kubectl get events --all-namespaces --sort-by=.lastTimestamp | tail -n 40
+		kubectl get pods --all-namespaces -o \
+			jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name}{"\n"}{end}' |
+			while read -r ns name; do
+				for c in $(kubectl -n "$ns" get pod "$name" -o \
+					jsonpath='{.spec.initContainers[*].name} {.spec.containers[*].name}'); do
+					echo "=== $ns/$name $c"
+					kubectl -n "$ns" logs "$name" -c "$c" --tail=60 2>&1
+					kubectl -n "$ns" logs "$name" -c "$c" --previous --tail=30 2>/dev/null |
+						sed 's/^/(previous) /'
+				done
+			done
+	} >"$out" 2>&1
+	k8s_say "pods at the failure (logs and events in $out):"
+	kubectl get pods --all-namespaces -o wide 2>&1 | sed 's/^/    /'
 }
