@@ -38,11 +38,21 @@ fi
 # Debian's containerd package may start its own daemon through the init system; the suite runs
 # its own, with its own state directories, and never touches that one.
 
+# The release's version, stamped as the release build does: the kubelet reports it as its node's
+# version, and the programs print it (a plain module build says v0.0.0-master).
+minor=$(echo "$k8s_version" | cut -d. -f2)
+ldflags="-X k8s.io/component-base/version.gitVersion=$k8s_version"
+ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+ldflags+=" -X k8s.io/component-base/version.gitTreeState=clean"
+ldflags+=" -X k8s.io/client-go/pkg/version.gitVersion=$k8s_version"
+ldflags+=" -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+build_id="$k8s_version $(echo "$ldflags" | sha256sum | cut -c1-12)"
+
 have_all=1
 for p in "${programs[@]}"; do
 	[ -x "$bin/$p" ] || have_all=0
 done
-if [ "$have_all" = 1 ] && [ "$(cat "$stamp" 2>/dev/null)" = "$k8s_version" ]; then
+if [ "$have_all" = 1 ] && [ "$(cat "$stamp" 2>/dev/null)" = "$build_id" ]; then
 	echo "install-k8s: Kubernetes $k8s_version is built (in $bin)"
 	exit 0
 fi
@@ -59,6 +69,7 @@ for p in "${programs[@]}"; do
 done
 # The machine's cores are shared: the build yields to whatever else runs.
 renice -n 10 -p $$ >/dev/null 2>&1 || true
-go_build_progress install-k8s "Kubernetes $k8s_version" "$root/tools/k8s" -trimpath -o "$bin/" -- \
+go_build_progress install-k8s "Kubernetes $k8s_version" "$root/tools/k8s" -trimpath -ldflags "$ldflags" \
+	-o "$bin/" -- \
 	"${pkgs[@]}"
-echo "$k8s_version" >"$stamp"
+echo "$build_id" >"$stamp"

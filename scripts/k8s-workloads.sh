@@ -151,14 +151,43 @@ k8s_ping() {
 	retry 60 kubectl -n "$ns" exec "$@" -- ping -c 4 -W 2 "$to"
 }
 
+forwarder_inspect() {
+	kubectl -n nsm-system exec ds/forwarder-vpp -- /bin/forwarder-vpp inspect -json
+}
+
+# vpp_interfaces: how many interfaces the forwarder's VPP has (forwarder-vpp inspect).
+vpp_interfaces() {
+	forwarder_inspect | sed -n 's/^ *"interfaces": \([0-9]*\).*/\1/p'
+}
+
+# forwarder_holds_connection: the forwarder's journal has a connection (forwarder-vpp inspect).
+forwarder_holds_connection() {
+	forwarder_inspect | grep '"connections": \[$'
+}
+
+# forwarder_clean: no connection, orphan or foreign state, and VPP back to the interfaces it had
+# before the scenario, as forwarder-vpp inspect reads the journal, VPP and the kernel.
+forwarder_clean() {
+	local out
+	out=$(forwarder_inspect) || return 1
+	echo "$out"
+	grep -q '"connections": \[\]' <<<"$out" && grep -q '"orphans": \[\]' <<<"$out" &&
+		grep -q '"foreign": \[\]' <<<"$out" &&
+		grep -q "\"interfaces\": $K8S_VPP_BASELINE,\?\$" <<<"$out"
+}
+
 k8s_scenarios() {
 	local ns=ns-kernel2kernel
 	k8s_say "scenario kernel2kernel (deployments-k8s v1.18 examples/use-cases/Kernel2Kernel)"
+	K8S_VPP_BASELINE=$(vpp_interfaces)
+	k8s_say "the forwarder's VPP has $K8S_VPP_BASELINE interfaces before the scenario"
 	kubectl apply -k "$K8S_TESTDATA/kernel2kernel" >/dev/null
 	check "nse-kernel ready" kubectl -n "$ns" wait --for=condition=Ready --timeout=180s pod -l app=nse-kernel
 	check "alpine ready" kubectl -n "$ns" wait --for=condition=Ready --timeout=180s pod/alpine
 	check "alpine pings the endpoint (172.16.1.100)" k8s_ping "$ns" 172.16.1.100 pod/alpine -c alpine || true
 	check "the endpoint pings alpine (172.16.1.101)" k8s_ping "$ns" 172.16.1.101 deployments/nse-kernel || true
+	check "the forwarder's journal holds the connection (forwarder-vpp inspect)" \
+		forwarder_holds_connection || true
 
 	k8s_say "scenario forwarder death: kubectl delete pod of the forwarder, the DaemonSet's new pod heals"
 	local old
@@ -169,7 +198,12 @@ k8s_scenarios() {
 	check "alpine pings the endpoint again" k8s_ping "$ns" 172.16.1.100 pod/alpine -c alpine || true
 	check "the endpoint pings alpine again" k8s_ping "$ns" 172.16.1.101 deployments/nse-kernel || true
 
+	check "the new forwarder's journal holds the connection" forwarder_holds_connection || true
+
+	k8s_say "the client and the endpoint deleted: nothing of theirs may stay in the forwarder"
 	kubectl delete -k "$K8S_TESTDATA/kernel2kernel" --wait=true --timeout=120s >/dev/null || true
+	check "no connection, orphan or foreign state; VPP back to $K8S_VPP_BASELINE interfaces" \
+		retry 60 forwarder_clean || true
 	[ "$k8s_failed" -eq 0 ]
 }
 
