@@ -65,8 +65,10 @@ k8s_start() {
 	local name=$1
 	shift
 	# nsenter itself (not the in_node function, which would run in a subshell) is the background
-	# command, so $! is the daemon's own PID once nsenter has exec'd it.
-	nsenter --net="/run/netns/$K8S_NETNS" "$@" >"$K8S_LOGS/$name.log" 2>&1 &
+	# command, so $! is the daemon's own PID once setsid and nsenter have exec'd it.
+	# setsid: a Ctrl-C at the terminal reaches the script, whose trap stops the daemons in order,
+	# not the daemons themselves (the kubelet and containerd would go before their pods).
+	setsid nsenter --net="/run/netns/$K8S_NETNS" "$@" >"$K8S_LOGS/$name.log" 2>&1 &
 	echo "$!" >"$K8S_STATE/pids/$name"
 }
 
@@ -367,8 +369,26 @@ k8s_stop() {
 	rm -f "$pidfile"
 }
 
+# k8s_remove_cgroups ends every process left in the kubelet's cgroups (containers whose shim or
+# runtime went first: all of them are the cluster's) and removes the cgroups, deepest first.
+k8s_remove_cgroups() {
+	local try h p
+	for try in $(seq 1 20); do
+		ls -d /sys/fs/cgroup/*/"$K8S_CGROUP" >/dev/null 2>&1 || return 0
+		for p in $(find /sys/fs/cgroup/*/"$K8S_CGROUP" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u); do
+			kill -KILL "$p" 2>/dev/null || true
+		done
+		for h in /sys/fs/cgroup/*/; do
+			[ -d "$h$K8S_CGROUP" ] && find "$h$K8S_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
+		done
+		sleep 0.5
+	done
+}
+
 # cluster_down removes what cluster_up made, from whatever point it reached.
-cluster_down() {
+# It runs in a subshell without set -e: a step that fails must not stop the steps after it.
+cluster_down() (
+	set +e
 	k8s_say "tearing the cluster down"
 	if [ -S "$K8S_STATE/containerd.sock" ] && [ -f "$K8S_STATE/pids/kubelet" ] &&
 		kubectl get --raw /readyz >/dev/null 2>&1; then
@@ -417,10 +437,7 @@ cluster_down() {
 	done
 	ip netns del "$K8S_NETNS" 2>/dev/null || true
 	ip link del "$K8S_PREFIX-up" 2>/dev/null || true
-	local h
-	for h in /sys/fs/cgroup/*/; do
-		[ -d "$h$K8S_CGROUP" ] && find "$h$K8S_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
+	k8s_remove_cgroups
 	if [ -f "$K8S_STATE/host-paths-made" ]; then
 		for n in $K8S_HOST_OWNED; do
 			grep -qx "$n" "$K8S_STATE/host-paths-made" && rm -rf "$n"
@@ -437,7 +454,7 @@ cluster_down() {
 	fi
 	rm -rf "$K8S_STATE"
 	cluster_leftovers
-}
+)
 
 # cluster_leftovers says what of the cluster is still on the machine, and fails if anything is.
 cluster_leftovers() {

@@ -82,7 +82,11 @@ k8s_say "binaries and images ready after $((SECONDS - started)) s"
 
 finish() {
 	local status=$1
-	trap - EXIT INT TERM
+	# The teardown must reach its end: no set -e (a diagnostic that fails is no reason to leave the
+	# cluster running), and Ctrl-C or SIGTERM during it are ignored; its waits are bounded.
+	set +e
+	trap - EXIT
+	trap '' INT TERM
 	k8s_stop_registrar
 	[ "$status" -eq 0 ] || k8s_dump
 	cluster_down || status=1
