@@ -68,7 +68,7 @@ k8s_start() {
 	# command, so $! is the daemon's own PID once setsid and nsenter have exec'd it.
 	# setsid: a Ctrl-C at the terminal reaches the script, whose trap stops the daemons in order,
 	# not the daemons themselves (the kubelet and containerd would go before their pods).
-	setsid nsenter --net="/run/netns/$K8S_NETNS" "$@" >"$K8S_LOGS/$name.log" 2>&1 &
+	setsid nsenter --net="/run/netns/$K8S_NETNS" "$@" >"$K8S_LOGS/$name.log" 2>&1 8>&- 9>&- &
 	echo "$!" >"$K8S_STATE/pids/$name"
 }
 

@@ -11,6 +11,10 @@
 # K8S_PREFIX names what the run makes on the host (network namespace, links, cgroups, state dir).
 set -euo pipefail
 
+# The run's own output, kept for the teardown: a trap runs under the redirections of the command
+# it interrupts (a check's output file), and the teardown's report belongs on the terminal.
+exec 8>&1 9>&2
+
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 K8S_E2E_STAGE="${K8S_E2E_STAGE:-all}"
@@ -87,6 +91,7 @@ finish() {
 	set +e
 	trap - EXIT
 	trap '' INT TERM
+	exec 1>&8 2>&9
 	k8s_stop_registrar
 	[ "$status" -eq 0 ] || k8s_dump
 	cluster_down || status=1

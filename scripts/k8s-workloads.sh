@@ -107,6 +107,11 @@ k8s_spire() {
 # spire-controller-manager writes from the ClusterSPIFFEID nsm-workloads: the SPIFFE ID
 # spiffe://k8s.nsm/ns/NAMESPACE/pod/NAME for the selectors k8s:ns and k8s:pod-uid.
 k8s_registrar() {
+	# A background copy of the script: it must neither stop at a failed kubectl (set -e) nor run
+	# the script's teardown (its EXIT trap) when it ends; the script ends it (k8s_stop_registrar).
+	set +e
+	trap - EXIT
+	trap '' INT
 	local seen="$K8S_STATE/registrar-seen" ns name uid
 	touch "$seen"
 	while sleep 2; do
