@@ -21,7 +21,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 # The kind end-to-end suite: image build, cluster, SPIRE, both install paths and every scenario.
 KIND_E2E_TIMEOUT ?= 120m
 
-.PHONY: all build xdp image tools test kind-e2e vet fmt-check bench bench-forwarder fuzz demo compare crash-campaign clean
+.PHONY: all build xdp image tools test kind-e2e k8s-e2e vet fmt-check bench bench-forwarder fuzz demo compare crash-campaign clean
 
 all: build
 
@@ -65,6 +65,15 @@ fuzz:
 # Needs Docker, kind, kubectl, git and network access (docs/deploy.md, "Tests").
 kind-e2e:
 	KIND_E2E=1 $(GO) test -count=1 -v -timeout $(KIND_E2E_TIMEOUT) -run TestKindE2E ./test/kind/
+
+# The forwarder DaemonSet from deployments/ on a real kubelet of this machine, without Docker: a
+# one-node cluster (etcd, control plane, containerd, kubelet; Kubernetes built once into
+# .cache/k8s/bin by scripts/install-k8s.sh) in a network namespace, SPIRE, NSM, the scenarios, and
+# everything removed at the end, also on failure or Ctrl-C (docs/deploy.md, "A real kubelet
+# here"). Root; not part of `test`. K8S_E2E_STAGE=cluster|spire|nsm stops after that stage.
+K8S_E2E_STAGE ?= all
+k8s-e2e: tools
+	K8S_E2E_STAGE=$(K8S_E2E_STAGE) scripts/k8s-e2e.sh
 
 # A two-node NSM domain in network namespaces, a client pinging through forwarder-vpp, torn down.
 demo:

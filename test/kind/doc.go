@@ -7,5 +7,6 @@
 // The end-to-end test needs Docker and kind and runs with make kind-e2e: it builds the image,
 // creates a kind cluster, installs SPIRE, then NSM by the image-only path and by the full overlay
 // in turn, and runs the kernel2kernel, kernel2vxlan2kernel and policy-route scenarios on each.
-// Elsewhere it skips and says why.
+// Under make test it skips; asked for with KIND_E2E=1 where Docker or kind is missing, it fails
+// naming what is missing.
 package kind
