@@ -112,6 +112,7 @@ func runEncrypted(t *testing.T, realVPP string, tunnel encryptedTunnel) {
 	for _, src := range view.ipContext.GetSrcIpAddrs() {
 		requireEveryPingAnswered(ctx, t, nse.Pod.Netns, view.nseIfname, src)
 	}
+	counted.awaitPackets(tunnel.wireFilter, 12, 5*time.Second)
 	counted.stop(t)
 	wholeRun.stop(t)
 
@@ -196,6 +197,21 @@ func (c *capture) stop(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		_ = c.cmd.Process.Kill()
 		<-c.done
+	}
+}
+
+// awaitPackets waits until the capture has written at least n packets matching filter, or until
+// timeout: on a busy machine tcpdump may still be reading the last echoes when ping returns, and
+// stopping it then loses them.
+func (c *capture) awaitPackets(filter string, n int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		// The file is being written: a last packet half written makes tcpdump complain, not lie.
+		out, _ := exec.Command("tcpdump", "-r", c.file, "-n", filter).Output()
+		if strings.Count(string(out), "\n") >= n {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

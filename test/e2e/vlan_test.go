@@ -257,18 +257,3 @@ func bridgeDomains(ctx context.Context, t *testing.T, d *domain.Domain, node *do
 	require.NoError(t, err)
 	return ids
 }
-
-// awaitPackets waits until the capture has written at least n packets matching filter, or until
-// timeout: on a busy machine tcpdump may still be reading the last echoes when ping returns, and
-// stopping it then loses them.
-func (c *capture) awaitPackets(filter string, n int, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		// The file is being written: a last packet half written makes tcpdump complain, not lie.
-		out, _ := exec.Command("tcpdump", "-r", c.file, "-n", filter).Output()
-		if strings.Count(string(out), "\n") >= n {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
