@@ -373,3 +373,40 @@ func deletePodLinks(ctx context.Context, t *testing.T, netns string) {
 		require.NoError(t, err, "ip -n %s link del %s:\n%s", netns, l.Name, out)
 	}
 }
+
+// heal/local-forwarder-death: one node; pings; the forwarder's pod deleted (SIGTERM here, then a
+// forwarder under a new name, as the DaemonSet's new pod; the node's external VPP stays); pings
+// both ways; the five policy checks.
+func TestUpstreamHealLocalForwarderDeath(t *testing.T) {
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		runUpstreamForwarderDeath(t, upstreamScenario("ulfwd", 1, realVPP), 0)
+	})
+}
+
+// heal/remote-forwarder-death: client on node 1, endpoint on node 2, VXLAN; pings; the endpoint
+// node's forwarder pod deleted and replaced as above; pings both ways; the five policy checks.
+func TestUpstreamHealRemoteForwarderDeath(t *testing.T) {
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		runUpstreamForwarderDeath(t, upstreamScenario("urfwd", 2, realVPP), 1)
+	})
+}
+
+func runUpstreamForwarderDeath(t *testing.T, sc scenario, dyingNode int) {
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
+	defer cancel()
+	d := startDomain(ctx, t, sc)
+	nse := startUpstreamEndpoint(ctx, t, d, d.Nodes[sc.endpointNode], "nse-kernel", upstreamCIDR)
+	client := connectClient(ctx, t, d, sc)
+	requireUpstreamConnected(ctx, t, d, sc, client, nse, upstreamCIDR, "")
+
+	node := d.Nodes[dyingNode]
+	deletedAt := time.Now()
+	require.NoError(t, d.DeleteForwarderPod(ctx, node, node.ForwarderName+"-new"))
+	healed := requireHealed(t, deletedAt, client)
+	t.Logf("the client was granted its connection again %s after the forwarder's SIGTERM", healed.Round(100*time.Millisecond))
+	requireUpstreamConnected(ctx, t, d, sc, client, nse, upstreamCIDR, "")
+	requireCloseLeavesNothing(ctx, t, d, client, nse)
+}
