@@ -465,6 +465,18 @@ func (d *Domain) DeleteForwarderPod(ctx context.Context, node *Node, name string
 	return d.startForwarder(ctx, node, filepath.Join(d.cfg.WorkDir, node.Name))
 }
 
+// DeleteRegistryPod stops the registry with SIGTERM, as Kubernetes does when its pod is deleted,
+// requiring a clean exit, and starts it again on the same sockets, returning once it serves.
+// e2e-registry keeps its records in memory: the new run starts empty (registry-k8s keeps them in
+// etcd), and knows what registers again.
+func (d *Domain) DeleteRegistryPod(ctx context.Context) (err error) {
+	if err = d.Registry.Stop(stopGrace); err != nil {
+		return fmt.Errorf("registry on SIGTERM: %w", err)
+	}
+	d.Registry, err = respawn(ctx, d.Registry, "registry serving on")
+	return err
+}
+
 // RespawnNsmgr starts node's nsmgr again with the same environment once it
 // has died (see process.Process.Kill), and returns once it serves.
 func (d *Domain) RespawnNsmgr(ctx context.Context, node *Node) (err error) {
