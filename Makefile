@@ -21,7 +21,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 # The kind end-to-end suite: image build, cluster, SPIRE, both install paths and every scenario.
 KIND_E2E_TIMEOUT ?= 120m
 
-.PHONY: all build xdp image tools test kind-e2e k8s-e2e vet fmt-check bench bench-forwarder fuzz demo compare crash-campaign clean
+.PHONY: all build xdp image tools test kind-e2e k8s-e2e vet fmt-check bench bench-forwarder fuzz demo compare crash-campaign upstream-slow clean
 
 all: build
 
@@ -120,6 +120,11 @@ bench-forwarder: tools
 CAMPAIGN_KILLS   ?= 100
 CAMPAIGN_SEEDS   ?= 1,2,3
 CAMPAIGN_TIMEOUT ?= 4h
+# The deployments-k8s example scenarios too slow for `make test` (docs/upstream-examples.md), on
+# both VPP backends; E2E_FORWARDER=stock runs them on the stock-equivalent.
+upstream-slow: tools
+	E2E_UPSTREAM_SLOW=1 $(GO) test -count=1 -v -timeout 40m -run '^TestUpstreamHealRegistryRestart$$' ./test/e2e/
+
 crash-campaign: tools
 	@echo "crash campaign: $(CAMPAIGN_KILLS) kills for each of seeds $(CAMPAIGN_SEEDS) (progress: campaign: lines; figures: CAMPAIGN lines)"
 	@( E2E_CAMPAIGN_KILLS=$(CAMPAIGN_KILLS) E2E_CAMPAIGN_SEEDS=$(CAMPAIGN_SEEDS) $(GO) run ./test/figures/cmd/figures \

@@ -87,6 +87,9 @@ type Node struct {
 	VPPLayout     *realvpp.Layout
 	NsmgrSocket   string
 	ForwarderName string
+	// formerForwarderNames are the names of the node's replaced forwarders, whose records a
+	// stock forwarder leaves to the registry's expiry.
+	formerForwarderNames []string
 	// StateDir is the forwarder's NSM_STATE_DIR, kept across its restarts.
 	StateDir string
 	// CallLog is the nsmgr's record of Requests and Closes (Config.CallLogs), or "".
@@ -468,10 +471,38 @@ func (d *Domain) RestartVPP(ctx context.Context, node *Node) error {
 // name). It returns once the new forwarder is registered under its name.
 func (d *Domain) ReplaceForwarder(ctx context.Context, node *Node, name string) error {
 	node.Forwarder.Kill()
+	node.formerForwarderNames = append(node.formerForwarderNames, node.ForwarderName)
 	node.ForwarderName = name
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	return d.startForwarder(ctx, node, filepath.Join(d.cfg.WorkDir, node.Name))
+}
+
+// DeleteForwarderPod stops node's forwarder with SIGTERM, as Kubernetes does when its pod is
+// deleted, requiring a clean exit, and starts one under another name on the same node and state
+// directory, as the DaemonSet's new pod; it returns once the new one is registered. The node's
+// VPP, external here, stays (in stock's own-VPP pod it would go too).
+func (d *Domain) DeleteForwarderPod(ctx context.Context, node *Node, name string) error {
+	if err := node.Forwarder.Stop(stopGrace); err != nil {
+		return fmt.Errorf("%s on SIGTERM: %w", node.ForwarderName, err)
+	}
+	node.formerForwarderNames = append(node.formerForwarderNames, node.ForwarderName)
+	node.ForwarderName = name
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	return d.startForwarder(ctx, node, filepath.Join(d.cfg.WorkDir, node.Name))
+}
+
+// DeleteRegistryPod stops the registry with SIGTERM, as Kubernetes does when its pod is deleted,
+// requiring a clean exit, and starts it again on the same sockets, returning once it serves.
+// e2e-registry keeps its records in memory: the new run starts empty (registry-k8s keeps them in
+// etcd), and knows what registers again.
+func (d *Domain) DeleteRegistryPod(ctx context.Context) (err error) {
+	if err = d.Registry.Stop(stopGrace); err != nil {
+		return fmt.Errorf("registry on SIGTERM: %w", err)
+	}
+	d.Registry, err = respawn(ctx, d.Registry, "registry serving on")
+	return err
 }
 
 // RespawnNsmgr starts node's nsmgr again with the same environment once it
@@ -637,6 +668,9 @@ func (d *Domain) requireNothingRegistered() error {
 	if !d.cfg.Forwarder.Ours {
 		for _, n := range d.Nodes {
 			forwarders[n.ForwarderName] = true
+			for _, name := range n.formerForwarderNames {
+				forwarders[name] = true
+			}
 		}
 	}
 	var left []EndpointRecord

@@ -366,3 +366,12 @@ func (c *Client) RequestLatencies() ([]time.Duration, error) {
 
 // Clients are the clients started so far.
 func (d *Domain) Clients() []*Client { return d.clients }
+
+// WithPoliciesFile makes the endpoint hand every client the policies of path, a YAML file in the
+// format of cmd-nse-icmp-responder's policy-based-routing config, as they are (e2e-nse's
+// NSM_POLICIES_FILE).
+func WithPoliciesFile(path string) EndpointOption {
+	return func(env []string) []string {
+		return append(env, "NSM_POLICIES_FILE="+path)
+	}
+}

@@ -1,7 +1,8 @@
 // Command e2e-nse is an endpoint like NSM's cmd-nse-icmp-responder: it hands
 // out point-to-point addresses from NSM_CIDR_PREFIX, accepts the kernel
 // mechanism in its own network namespace (run it inside the pod's netns),
-// gives each client policy routes to the NSM_POLICY_ROUTES prefixes and
+// gives each client policy routes to the NSM_POLICY_ROUTES prefixes (or, with
+// NSM_POLICIES_FILE, the stock endpoint's policies file as it is) and
 // registers itself through the local nsmgr. On SIGTERM it unregisters before
 // exiting, so a scenario can prove the registry is left empty. SIGUSR2 and
 // SIGHUP change what it hands its clients on their next refresh: the routes
@@ -29,6 +30,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/kernel"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/recvfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/policyroute"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/ipam/point2pointipam"
 	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
 	registryauthorize "github.com/networkservicemesh/sdk/pkg/registry/common/authorize"
@@ -48,6 +50,7 @@ type config struct {
 	Payload             string        `default:"ETHERNET"`
 	CidrPrefix          []string      `default:"169.254.0.0/16" split_words:"true"`
 	PolicyRoutes        []string      `split_words:"true" desc:"prefixes each client reaches through a policy route from its own address; PREFIX@PROTO:PORT puts a prefix in a policy of its own for that IP protocol and destination port"`
+	PoliciesFile        string        `split_words:"true" desc:"YAML policies handed to every client as they are, in the stock endpoint's format (policyfile.go); replaces NSM_POLICY_ROUTES"`
 	ReaddressCidrPrefix []string      `split_words:"true" desc:"where SIGHUP moves every client's addresses"`
 	DstRoutes           []string      `split_words:"true" desc:"prefixes the endpoint reaches through each client"`
 	RerouteDstRoutes    []string      `split_words:"true" desc:"what NSM_DST_ROUTES become after SIGUSR2"`
@@ -93,6 +96,14 @@ func run() error {
 		}
 		policies.entries = append(policies.entries, entry)
 	}
+	var policyServer networkservice.NetworkServiceServer = policies
+	if cfg.PoliciesFile != "" {
+		fromFile, readErr := readPoliciesFile(cfg.PoliciesFile)
+		if readErr != nil {
+			return readErr
+		}
+		policyServer = policyroute.NewServer(func() []*networkservice.PolicyRoute { return fromFile })
+	}
 	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
 	if err != nil {
 		return err
@@ -113,7 +124,7 @@ func run() error {
 	functionality := []networkservice.NetworkServiceServer{
 		changes,
 		point2pointipam.NewServer(append(prefixes, readdressPrefixes...)...),
-		policies,
+		policyServer,
 		recvfd.NewServer(),
 		mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
 			kernelmech.MECHANISM: kernel.NewServer(),
