@@ -3,9 +3,11 @@ package restore
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/networkservicemesh/govpp/binapi/af_packet"
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 
@@ -13,10 +15,11 @@ import (
 )
 
 // The forwarder died while making a connection's veth pair (vethpair): the pair's names and MACs
-// were recorded before it was made, and the pod's end was moved into the pod but not renamed yet.
-// The next run finds the forwarder's end by the recorded name, proves it by the recorded MAC and
-// deletes it, which takes the pod's end too. Another pair with the recorded name but another MAC
-// is not the recorded one and stays.
+// were recorded before it was made, the pod's end was moved into the pod but not renamed yet, and
+// sdk-vpp's af_packet on the forwarder's end exists untagged. The next run finds the forwarder's
+// end by the recorded name, proves it by the recorded MAC and deletes it with the af_packet bound
+// to it, which takes the pod's end too; another agent's untagged af_packet stays. Another pair
+// with the recorded name but another MAC is not the recorded one and stays.
 func TestAVethPairRecordedBeforeItWasMadeIsReleased(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -28,6 +31,20 @@ func TestAVethPairRecordedBeforeItWasMadeIsReleased(t *testing.T) {
 	podEnd, err := v.nodeLink.LinkByName(pair.Name)
 	require.NoError(t, err)
 	require.NoError(t, v.nodeLink.LinkSetNsFd(podEnd, int(v.client.ns)))
+	// sdk-vpp's af_packet on the forwarder's end, created but not yet tagged when the forwarder died.
+	forwarderEnd, err := v.nodeLink.LinkByName(pair.PeerName)
+	require.NoError(t, err)
+	require.NoError(t, v.nodeLink.LinkSetUp(forwarderEnd))
+	_, err = af_packet.NewServiceClient(v.conn).AfPacketCreateV3(ctx, &af_packet.AfPacketCreateV3{
+		Mode: af_packet.AF_PACKET_API_MODE_ETHERNET, HostIfName: pair.PeerName, UseRandomHwAddr: true, NumRxQueues: 1, NumTxQueues: 1,
+	})
+	require.NoError(t, err)
+	// Another agent's untagged af_packet on a veth of its own.
+	v.veth(ctx, t, "other0", "", "")
+	_, err = af_packet.NewServiceClient(v.conn).AfPacketCreateV3(ctx, &af_packet.AfPacketCreateV3{
+		Mode: af_packet.AF_PACKET_API_MODE_ETHERNET, HostIfName: "other0", UseRandomHwAddr: true, NumRxQueues: 1, NumTxQueues: 1,
+	})
+	require.NoError(t, err)
 
 	conn := v.client.connection("conn-pending", "nsm-a", 1)
 	j, err := journal.Open(ctx, t.TempDir())
@@ -40,6 +57,7 @@ func TestAVethPairRecordedBeforeItWasMadeIsReleased(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"conn-pending"}, leftovers.Owners())
 	require.NoError(t, leftovers.ReleaseAll(ctx))
+	require.Equal(t, []string{"host-other0 "}, afPacketNames(t, v), "the untagged af_packet on the recorded end stayed, or another agent's went")
 	_, err = v.nodeLink.LinkByName(pair.PeerName)
 	require.Error(t, err, "the forwarder's end of the recorded pair outlived the release")
 	_, err = v.client.handle.LinkByName(pair.Name)
@@ -55,4 +73,15 @@ func TestAVethPairRecordedBeforeItWasMadeIsReleased(t *testing.T) {
 	require.NoError(t, leftovers.ReleaseAll(ctx))
 	_, err = v.nodeLink.LinkByName(pair.PeerName)
 	require.NoError(t, err, "a link that only has the recorded name was taken")
+}
+
+func afPacketNames(t *testing.T, v *sharedVPP) []string {
+	t.Helper()
+	var names []string
+	for _, name := range v.interfaces() {
+		if strings.HasPrefix(name, "host-") {
+			names = append(names, name)
+		}
+	}
+	return names
 }

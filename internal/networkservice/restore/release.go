@@ -11,6 +11,7 @@ import (
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
+	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/kernel/netnsid"
@@ -53,7 +54,7 @@ func (r *Releaser) Release(ctx context.Context, rec *journal.Record) error {
 	view, err := readVPP(ctx, r.vppConn)
 	switch {
 	case err == nil:
-		errs = append(errs, r.releaseInterfaces(ctx, recordedInterfaces(ctx, view, rec, true, true)))
+		errs = append(errs, r.releaseInterfaces(ctx, r.ownedInterfaces(ctx, view, rec, true, true)))
 	case r.vppEnded():
 		log.FromContext(ctx).Infof("restore: the VPP of connection %s has ended, and its interfaces with it", rec.ID)
 	default:
@@ -67,9 +68,42 @@ func (r *Releaser) Release(ctx context.Context, rec *journal.Record) error {
 // that side again, which the old interfaces would collide with.
 func (r *Releaser) releaseSide(ctx context.Context, rec *journal.Record, view *vppView, outgoing bool) error {
 	return errors.Join(
-		r.releaseInterfaces(ctx, recordedInterfaces(ctx, view, rec, !outgoing, outgoing)),
+		r.releaseInterfaces(ctx, r.ownedInterfaces(ctx, view, rec, !outgoing, outgoing)),
 		r.releaseVeths(ctx, rec, recordedPeers(rec, !outgoing, outgoing)),
 	)
+}
+
+// ownedInterfaces are recordedInterfaces and, for each veth end rec names on the chosen sides that
+// is still in the forwarder's namespace with its recorded name and MAC, the af_packet interfaces
+// VPP binds to it that carry the recorded tag or none. sdk-vpp creates an af_packet before it
+// tags it: a forwarder killed in between leaves one that only its host interface, a veth end this
+// forwarder made and recorded before making it, proves its own.
+func (r *Releaser) ownedInterfaces(ctx context.Context, view *vppView, rec *journal.Record, incoming, outgoing bool) []*vppInterface {
+	found := recordedInterfaces(ctx, view, rec, incoming, outgoing)
+	taken := map[interface_types.InterfaceIndex]bool{}
+	for _, i := range found {
+		taken[i.index] = true
+	}
+	for _, state := range rec.InterfaceStates() {
+		for _, recorded := range state.Interfaces {
+			if recorded.Peer == nil || recorded.Outgoing && !outgoing || !recorded.Outgoing && !incoming || !r.holdsVeth(recorded.Peer) {
+				continue
+			}
+			for _, i := range view.ordered {
+				if !taken[i.index] && i.kind == kindAfPacket && i.hostIfName == recorded.Peer.Name && (i.tag == "" || i.tag == recorded.Tag) {
+					taken[i.index] = true
+					found = append(found, i)
+				}
+			}
+		}
+	}
+	return found
+}
+
+// holdsVeth is whether the forwarder's namespace has the recorded veth end, by name and MAC.
+func (r *Releaser) holdsVeth(recorded *journal.Link) bool {
+	l, err := r.forwarderNetns.LinkByName(recorded.Name)
+	return err == nil && l.Type() == "veth" && recorded.MAC != "" && l.Attrs().HardwareAddr.String() == recorded.MAC
 }
 
 // releaseInterfaces deletes in reverse order: VPP deletes an interface's cross-connects with it.
