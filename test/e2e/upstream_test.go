@@ -90,6 +90,17 @@ func upstreamScenario(tag string, nodes int, realVPP string) scenario {
 	return sc
 }
 
+// connectUpstream starts sc's domain, an endpoint like nse-kernel-pbr on sc's endpoint node and
+// the client, and requires the examples' first checks: pings both ways and the policy checks.
+func connectUpstream(ctx context.Context, t *testing.T, sc scenario) (*domain.Domain, *domain.Endpoint, *domain.Client) {
+	t.Helper()
+	d := startDomain(ctx, t, sc)
+	nse := startUpstreamEndpoint(ctx, t, d, d.Nodes[sc.endpointNode], "nse-kernel", upstreamCIDR)
+	client := connectClient(ctx, t, d, sc)
+	requireUpstreamConnected(ctx, t, d, sc, client, nse, upstreamCIDR, "")
+	return d, nse, client
+}
+
 // startUpstreamEndpoint starts an endpoint like deployments-k8s apps/nse-kernel-pbr: the
 // upstream policies, addresses from cidr.
 func startUpstreamEndpoint(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node, name, cidr string) *domain.Endpoint {
@@ -227,10 +238,7 @@ func TestUpstreamFeaturesPolicyBasedRouting(t *testing.T) {
 		sc := upstreamScenario("upbr", 1, realVPP)
 		ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 		defer cancel()
-		d := startDomain(ctx, t, sc)
-		nse := startUpstreamEndpoint(ctx, t, d, d.Nodes[0], "nse-kernel", upstreamCIDR)
-		client := connectClient(ctx, t, d, sc)
-		requireUpstreamConnected(ctx, t, d, sc, client, nse, upstreamCIDR, "")
+		d, nse, client := connectUpstream(ctx, t, sc)
 		requireCloseLeavesNothing(ctx, t, d, client, nse)
 	})
 }
@@ -245,10 +253,7 @@ func TestUpstreamHealLocalNsmgrRestart(t *testing.T) {
 		sc := upstreamScenario("ulmgr", 2, realVPP)
 		ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 		defer cancel()
-		d := startDomain(ctx, t, sc)
-		nse := startUpstreamEndpoint(ctx, t, d, d.Nodes[1], "nse-kernel", upstreamCIDR)
-		client := connectClient(ctx, t, d, sc)
-		requireUpstreamConnected(ctx, t, d, sc, client, nse, upstreamCIDR, "")
+		d, nse, client := connectUpstream(ctx, t, sc)
 
 		killedAt := time.Now()
 		require.NoError(t, d.RestartNsmgr(ctx, d.Nodes[0]))
@@ -275,11 +280,8 @@ func TestUpstreamHealLocalNseDeath(t *testing.T) {
 		sc := upstreamScenario("ulnse", 1, realVPP)
 		ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 		defer cancel()
-		d := startDomain(ctx, t, sc)
+		d, nse, client := connectUpstream(ctx, t, sc)
 		node := d.Nodes[0]
-		nse := startUpstreamEndpoint(ctx, t, d, node, "nse-kernel", upstreamCIDR)
-		client := connectClient(ctx, t, d, sc)
-		requireUpstreamConnected(ctx, t, d, sc, client, nse, upstreamCIDR, "")
 		oldClientAddr, oldNseAddr := upstreamAddrs(t, client, upstreamCIDR)
 
 		// A deleted pod's network namespace goes with its interfaces; here the NSM programs hold
@@ -336,10 +338,7 @@ func TestUpstreamHealDataplaneInterrupt(t *testing.T) {
 		sc := upstreamScenario("udpi", 1, realVPP)
 		ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 		defer cancel()
-		d := startDomain(ctx, t, sc)
-		nse := startUpstreamEndpoint(ctx, t, d, d.Nodes[0], "nse-kernel", upstreamCIDR)
-		client := connectClient(ctx, t, d, sc)
-		requireUpstreamConnected(ctx, t, d, sc, client, nse, upstreamCIDR, "")
+		d, nse, client := connectUpstream(ctx, t, sc)
 		clientAddr, nseAddr := upstreamAddrs(t, client, upstreamCIDR)
 
 		pinger, err := topology.StartPing(client.Pod.Netns, clientAddr, nseAddr, 200*time.Millisecond)
@@ -397,10 +396,7 @@ func runUpstreamForwarderDeath(t *testing.T, sc scenario, dyingNode int) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()
-	d := startDomain(ctx, t, sc)
-	nse := startUpstreamEndpoint(ctx, t, d, d.Nodes[sc.endpointNode], "nse-kernel", upstreamCIDR)
-	client := connectClient(ctx, t, d, sc)
-	requireUpstreamConnected(ctx, t, d, sc, client, nse, upstreamCIDR, "")
+	d, nse, client := connectUpstream(ctx, t, sc)
 
 	node := d.Nodes[dyingNode]
 	deletedAt := time.Now()
