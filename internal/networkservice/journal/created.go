@@ -64,11 +64,7 @@ func (j *Journal) noteCreated(ctx context.Context, id string, outgoing bool, con
 	if j == nil {
 		return
 	}
-	var committed *State
-	if rec := j.Lookup(id); rec != nil {
-		committed = rec.Committed
-	}
-	i, ok := sideInterface(ctx, outgoing, conn, committed)
+	i, ok := sideInterface(ctx, outgoing, conn, j.committed(id))
 	if !ok {
 		return
 	}

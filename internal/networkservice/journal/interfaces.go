@@ -21,11 +21,7 @@ import (
 // succeeded: the VPP interface (ifindex metadata), the pod's kernel interface and, for a veth pair,
 // the forwarder's end (link and peer metadata). A tap's host side is looked up in the pod's
 // namespace, once: a refresh that kept the VPP interface reuses what the record has.
-func collectInterfaces(ctx context.Context, incoming, outgoing *networkservice.Connection, previous *Record) []Interface {
-	var committed *State
-	if previous != nil {
-		committed = previous.Committed
-	}
+func collectInterfaces(ctx context.Context, incoming, outgoing *networkservice.Connection, committed *State) []Interface {
 	var interfaces []Interface
 	for _, side := range []struct {
 		outgoing bool

@@ -263,6 +263,43 @@ func (j *Journal) Lookup(id string) *Record {
 	return e.rec.Clone()
 }
 
+// committed is connection id's committed state, nil when it has none. A stored record is never
+// changed in place (every change stores a changed copy), so it is returned without a copy, for
+// reading only: the Request path asks on every refresh.
+func (j *Journal) committed(id string) *State {
+	if j == nil {
+		return nil
+	}
+	e := j.entry(id, false)
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.rec == nil {
+		return nil
+	}
+	return e.rec.Committed
+}
+
+// superseded is a record of connection id's superseded states alone, for their release; nil when
+// it has none, the case of nearly every Request.
+func (j *Journal) superseded(id string) *Record {
+	if j == nil {
+		return nil
+	}
+	e := j.entry(id, false)
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.rec == nil || len(e.rec.Superseded) == 0 {
+		return nil
+	}
+	return (&Record{ID: e.rec.ID, Superseded: e.rec.Superseded, Namespaces: e.rec.Namespaces}).Clone()
+}
+
 func (j *Journal) heldEntries() []*entry {
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -46,7 +46,7 @@ func (s *journalServer) Request(ctx context.Context, request *networkservice.Net
 		return nil, err
 	}
 	outgoing := loadOutgoing(ctx)
-	interfaces := collectInterfaces(ctx, conn, outgoing, s.journal.Lookup(id))
+	interfaces := collectInterfaces(ctx, conn, outgoing, s.journal.committed(id))
 	if err := s.journal.Commit(id, conn, outgoing, interfaces); err != nil {
 		// The intent still names everything: a crash now costs a rebuild, not a leak.
 		log.FromContext(ctx).Warnf("journal: %v", err)
@@ -59,15 +59,14 @@ func (s *journalServer) Request(ctx context.Context, request *networkservice.Net
 // names (see Record.Superseded), and then forgets them. It says whether none is left. A failed
 // release keeps them recorded: the next commit, Close or restart tries again.
 func (s *journalServer) releaseSuperseded(ctx context.Context, id string) bool {
-	rec := s.journal.Lookup(id)
-	if rec == nil || len(rec.Superseded) == 0 {
+	// Only the superseded states: the connection's own kernel state is the live one.
+	superseded := s.journal.superseded(id)
+	if superseded == nil {
 		return true
 	}
 	if s.cleanup == nil {
 		return false
 	}
-	// Only the superseded states: the connection's own kernel state is the live one.
-	superseded := &Record{ID: rec.ID, Superseded: rec.Superseded, Namespaces: rec.Namespaces}
 	if err := s.cleanup(ctx, superseded); err != nil {
 		log.FromContext(ctx).Warnf("journal: releasing what connection %s no longer uses: %v", id, err)
 		return false
