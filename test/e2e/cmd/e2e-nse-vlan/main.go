@@ -28,8 +28,6 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/ipam/singlepointipam"
-	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
-	registryauthorize "github.com/networkservicemesh/sdk/pkg/registry/common/authorize"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/nsmgrpc"
@@ -130,42 +128,8 @@ func run() error {
 // register registers the network services (their payload is Ethernet: the VLAN carries frames)
 // and the endpoint with the registry, and returns how to withdraw the endpoint.
 func register(ctx context.Context, cfg *config, dialOptions []grpc.DialOption) (*registryapi.NetworkServiceEndpoint, func() error, error) {
-	nsClient := registryclient.NewNetworkServiceRegistryClient(ctx,
-		registryclient.WithClientURL(&cfg.ConnectTo),
-		registryclient.WithDialTimeout(cfg.DialTimeout),
-		registryclient.WithAuthorizeNSRegistryClient(registryauthorize.NewNetworkServiceRegistryClient(
-			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
-		registryclient.WithDialOptions(dialOptions...))
-	for _, service := range cfg.ServiceNames {
-		if _, err := nsClient.Register(ctx, &registryapi.NetworkService{Name: service, Payload: payload.Ethernet}); err != nil {
-			return nil, nil, fmt.Errorf("register network service %s: %w", service, err)
-		}
-	}
-	nseClient := registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
-		registryclient.WithClientURL(&cfg.ConnectTo),
-		registryclient.WithDialTimeout(cfg.DialTimeout),
-		registryclient.WithDialOptions(dialOptions...),
-		registryclient.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
-			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
-	)
-	nse := &registryapi.NetworkServiceEndpoint{
-		Name:                 cfg.Name,
-		NetworkServiceNames:  cfg.ServiceNames,
-		NetworkServiceLabels: map[string]*registryapi.NetworkServiceLabels{},
-		Url:                  cfg.ListenOn.String(),
-	}
-	for _, service := range cfg.ServiceNames {
-		nse.NetworkServiceLabels[service] = &registryapi.NetworkServiceLabels{}
-	}
-	registered, err := nseClient.Register(ctx, nse)
-	if err != nil {
-		return nil, nil, fmt.Errorf("register endpoint %s: %w", cfg.Name, err)
-	}
-	unregister := func() error {
-		unregisterCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
-		defer cancel()
-		_, unregisterErr := nseClient.Unregister(unregisterCtx, registered)
-		return unregisterErr
-	}
-	return registered, unregister, nil
+	return nsmgrpc.Register(ctx, &nsmgrpc.Endpoint{
+		Name: cfg.Name, Services: cfg.ServiceNames, Payload: payload.Ethernet, URL: cfg.ListenOn.String(),
+		ConnectTo: &cfg.ConnectTo, DialTimeout: cfg.DialTimeout, DialOptions: dialOptions,
+	})
 }

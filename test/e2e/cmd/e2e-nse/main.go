@@ -32,8 +32,6 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/policyroute"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/ipam/point2pointipam"
-	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
-	registryauthorize "github.com/networkservicemesh/sdk/pkg/registry/common/authorize"
 	"github.com/networkservicemesh/sdk/pkg/registry/common/clientinfo"
 	registrysendfd "github.com/networkservicemesh/sdk/pkg/registry/common/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
@@ -177,48 +175,14 @@ func run() error {
 }
 
 func register(ctx context.Context, cfg *config, dialOptions []grpc.DialOption) (*registryapi.NetworkServiceEndpoint, func() error, error) {
-	for _, service := range cfg.ServiceNames {
-		nsClient := registryclient.NewNetworkServiceRegistryClient(ctx,
-			registryclient.WithClientURL(&cfg.ConnectTo),
-			registryclient.WithDialTimeout(cfg.DialTimeout),
-			registryclient.WithAuthorizeNSRegistryClient(registryauthorize.NewNetworkServiceRegistryClient(
-				registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
-			registryclient.WithDialOptions(dialOptions...))
-		if _, err := nsClient.Register(ctx, &registryapi.NetworkService{Name: service, Payload: cfg.Payload}); err != nil {
-			return nil, nil, fmt.Errorf("register network service %s: %w", service, err)
-		}
-	}
-	nseClient := registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
-		registryclient.WithClientURL(&cfg.ConnectTo),
-		registryclient.WithDialTimeout(cfg.DialTimeout),
-		registryclient.WithDialOptions(dialOptions...),
-		registryclient.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
-			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
-		registryclient.WithNSEAdditionalFunctionality(
+	return nsmgrpc.Register(ctx, &nsmgrpc.Endpoint{
+		Name: cfg.Name, Services: cfg.ServiceNames, Payload: cfg.Payload, URL: cfg.ListenOn.String(),
+		ConnectTo: &cfg.ConnectTo, DialTimeout: cfg.DialTimeout, DialOptions: dialOptions,
+		NSEClients: []registryapi.NetworkServiceEndpointRegistryClient{
 			clientinfo.NewNetworkServiceEndpointRegistryClient(),
 			registrysendfd.NewNetworkServiceEndpointRegistryClient(),
-		),
-	)
-	nse := &registryapi.NetworkServiceEndpoint{
-		Name:                 cfg.Name,
-		NetworkServiceNames:  cfg.ServiceNames,
-		NetworkServiceLabels: map[string]*registryapi.NetworkServiceLabels{},
-		Url:                  cfg.ListenOn.String(),
-	}
-	for _, service := range cfg.ServiceNames {
-		nse.NetworkServiceLabels[service] = &registryapi.NetworkServiceLabels{}
-	}
-	registered, err := nseClient.Register(ctx, nse)
-	if err != nil {
-		return nil, nil, fmt.Errorf("register endpoint %s: %w", cfg.Name, err)
-	}
-	unregister := func() error {
-		unregisterCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
-		defer cancel()
-		_, unregisterErr := nseClient.Unregister(unregisterCtx, registered)
-		return unregisterErr
-	}
-	return registered, unregister, nil
+		},
+	})
 }
 
 func parsePrefixes(variable string, cidrs []string) ([]*net.IPNet, error) {

@@ -1,0 +1,73 @@
+package nsmgrpc
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"google.golang.org/grpc"
+
+	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
+	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
+	registryauthorize "github.com/networkservicemesh/sdk/pkg/registry/common/authorize"
+)
+
+// Endpoint is what a harness endpoint registers: its network services, with their payload, and
+// itself, reachable at URL, through the registry (or nsmgr) at ConnectTo.
+type Endpoint struct {
+	Name        string
+	Services    []string
+	Payload     string
+	URL         string
+	ConnectTo   *url.URL
+	DialTimeout time.Duration
+	DialOptions []grpc.DialOption
+	// NSEClients are added to the endpoint registry client's chain (an endpoint behind an nsmgr
+	// passes its client info and descriptors).
+	NSEClients []registryapi.NetworkServiceEndpointRegistryClient
+}
+
+// Register registers e's network services and e, and returns e as registered and how to
+// withdraw it.
+func Register(ctx context.Context, e *Endpoint) (*registryapi.NetworkServiceEndpoint, func() error, error) {
+	nsClient := registryclient.NewNetworkServiceRegistryClient(ctx,
+		registryclient.WithClientURL(e.ConnectTo),
+		registryclient.WithDialTimeout(e.DialTimeout),
+		registryclient.WithAuthorizeNSRegistryClient(registryauthorize.NewNetworkServiceRegistryClient(
+			registryauthorize.WithPolicies(RegistryClientPolicies...))),
+		registryclient.WithDialOptions(e.DialOptions...))
+	for _, service := range e.Services {
+		if _, err := nsClient.Register(ctx, &registryapi.NetworkService{Name: service, Payload: e.Payload}); err != nil {
+			return nil, nil, fmt.Errorf("register network service %s: %w", service, err)
+		}
+	}
+	nseClient := registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
+		registryclient.WithClientURL(e.ConnectTo),
+		registryclient.WithDialTimeout(e.DialTimeout),
+		registryclient.WithDialOptions(e.DialOptions...),
+		registryclient.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
+			registryauthorize.WithPolicies(RegistryClientPolicies...))),
+		registryclient.WithNSEAdditionalFunctionality(e.NSEClients...),
+	)
+	nse := &registryapi.NetworkServiceEndpoint{
+		Name:                 e.Name,
+		NetworkServiceNames:  e.Services,
+		NetworkServiceLabels: map[string]*registryapi.NetworkServiceLabels{},
+		Url:                  e.URL,
+	}
+	for _, service := range e.Services {
+		nse.NetworkServiceLabels[service] = &registryapi.NetworkServiceLabels{}
+	}
+	registered, err := nseClient.Register(ctx, nse)
+	if err != nil {
+		return nil, nil, fmt.Errorf("register endpoint %s: %w", e.Name, err)
+	}
+	unregister := func() error {
+		unregisterCtx, cancel := context.WithTimeout(ctx, e.DialTimeout)
+		defer cancel()
+		_, unregisterErr := nseClient.Unregister(unregisterCtx, registered)
+		return unregisterErr
+	}
+	return registered, unregister, nil
+}
