@@ -35,7 +35,7 @@ var dualStackPolicies = append(append([]string{}, crashPolicies...), ipv6Policie
 // IPv6 only, on one node over veth pairs; on the simulator and on real VPP.
 func TestIPv6OverVeth(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
-		runForwarderRestart(t, restartScenario{scenario: scenario{tag: "v6veth", kernelType: "veth", linkType: "veth", nodes: 1,
+		runForwarderRestart(t, restartScenario{scenario: scenario{report: "IPv6 only over veth, forwarder restart", tag: "v6veth", kernelType: "veth", linkType: "veth", nodes: 1,
 			requestTimeout: crashRequestTimeout, realVPP: realVPP, cidr: endpointCIDRv6, policies: ipv6Policies}})
 	})
 }
@@ -43,7 +43,7 @@ func TestIPv6OverVeth(t *testing.T) {
 // IPv4 and IPv6 on one connection, on one node over veth pairs; on the simulator and on real VPP.
 func TestDualStackOverVeth(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
-		runForwarderRestart(t, restartScenario{scenario: scenario{tag: "dsveth", kernelType: "veth", linkType: "veth", nodes: 1,
+		runForwarderRestart(t, restartScenario{scenario: scenario{report: "dual-stack over veth, forwarder restart", tag: "dsveth", kernelType: "veth", linkType: "veth", nodes: 1,
 			requestTimeout: crashRequestTimeout, realVPP: realVPP, cidr: dualStackCIDR, policies: dualStackPolicies}})
 	})
 }
@@ -52,7 +52,7 @@ func TestDualStackOverVeth(t *testing.T) {
 // on the simulator and on real VPP.
 func TestIPv6OverVxlan(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
-		runForwarderRestart(t, restartScenario{scenario: scenario{tag: "v6vx", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true,
+		runForwarderRestart(t, restartScenario{scenario: scenario{report: "IPv6 only over vxlan, forwarder restart", tag: "v6vx", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true,
 			requestTimeout: crashRequestTimeout, realVPP: realVPP, cidr: endpointCIDRv6, policies: ipv6Policies}})
 	})
 }
@@ -60,7 +60,7 @@ func TestIPv6OverVxlan(t *testing.T) {
 // IPv4 and IPv6 on one connection across nodes over VXLAN; on the simulator and on real VPP.
 func TestDualStackOverVxlan(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
-		runForwarderRestart(t, restartScenario{scenario: scenario{tag: "dsvx", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true,
+		runForwarderRestart(t, restartScenario{scenario: scenario{report: "dual-stack over vxlan, forwarder restart", tag: "dsvx", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true,
 			requestTimeout: crashRequestTimeout, realVPP: realVPP, cidr: dualStackCIDR, policies: dualStackPolicies}})
 	})
 }

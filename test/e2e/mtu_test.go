@@ -30,7 +30,7 @@ const (
 // exactly that size crosses both ways without fragmentation; on the simulator and on real VPP.
 func TestMTUAskedOverVeth(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
-		runMTU(t, scenario{tag: "mtuveth", kernelType: "veth", linkType: "veth", nodes: 1, realVPP: realVPP}, askedMTU)
+		runMTU(t, scenario{report: "MTU asked by the client, veth", tag: "mtuveth", kernelType: "veth", linkType: "veth", nodes: 1, realVPP: realVPP}, askedMTU)
 	})
 }
 
@@ -39,7 +39,7 @@ func TestMTUAskedOverVeth(t *testing.T) {
 // and a packet of exactly that size crosses both ways; on the simulator and on real VPP.
 func TestMTUOverVxlan(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
-		runMTU(t, scenario{tag: "mtuvx", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true, realVPP: realVPP}, 0)
+		runMTU(t, scenario{report: "MTU over vxlan, overhead subtracted", tag: "mtuvx", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true, realVPP: realVPP}, 0)
 	})
 }
 
@@ -47,7 +47,7 @@ func TestMTUOverVxlan(t *testing.T) {
 // asked for.
 func TestMTUAskedOverVxlan(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
-		runMTU(t, scenario{tag: "mtuavx", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true, realVPP: realVPP}, askedMTU)
+		runMTU(t, scenario{report: "MTU asked by the client, vxlan", tag: "mtuavx", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true, realVPP: realVPP}, askedMTU)
 	})
 }
 
@@ -61,6 +61,7 @@ func runMTU(t *testing.T, sc scenario, asked uint32) {
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
 	defer cancel()
 	d := startDomain(ctx, t, sc)
+	rep := reportOf(t)
 	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR)
 	require.NoError(t, err)
 	var env []string
@@ -72,6 +73,7 @@ func runMTU(t *testing.T, sc scenario, asked uint32) {
 	require.NoError(t, client.WaitGranted(ctx))
 	require.Len(t, client.Connections, 1)
 
+	rep.step("connected: the connection's MTU")
 	want := asked
 	if sc.overVxlan {
 		tunnelMTU := uplinkMTU(ctx, t, d, d.Nodes[sc.clientNode]) - vxlanOverheadV4
@@ -82,16 +84,20 @@ func runMTU(t *testing.T, sc scenario, asked uint32) {
 	got := client.Connections[0].GetContext().GetMTU()
 	require.Equal(t, want, got, "the connection's MTU (asked %d, over VXLAN %t)", asked, sc.overVxlan)
 
+	rep.step("connected: kernel state, ping")
 	view := requireConnected(ctx, t, d, sc, client, nse)
+	rep.step("the MTU on both pods and in VPP")
 	require.Equal(t, want, podLinkMTU(t, client.Pod.Netns, clientIfname), "the client pod's %s MTU", clientIfname)
 	require.Equal(t, want, podLinkMTU(t, nse.Pod.Netns, view.nseIfname), "the endpoint pod's %s MTU", view.nseIfname)
 	for _, node := range d.Nodes {
 		requireConnectionInterfacesMTU(ctx, t, d, node, want)
 	}
+	rep.step("full-size pings both ways, not fragmented")
 	dst, src := addrOf(t, view.ipContext.GetDstIpAddrs()[0]), addrOf(t, view.ipContext.GetSrcIpAddrs()[0])
 	requireFullSizePing(ctx, t, client.Pod.Netns, clientIfname, dst, want)
 	requireFullSizePing(ctx, t, nse.Pod.Netns, view.nseIfname, src, want)
 
+	rep.step("close leaves nothing")
 	requireCloseLeavesNothing(ctx, t, d, client, nse)
 }
 

@@ -33,7 +33,7 @@ const noTrafficOnSimulator = "vppsim records wireguard and IPsec interfaces but 
 // Wireguard between the nodes' tunnel IPs; real VPP only (its wireguard plugin).
 func TestWireguardBetweenNodes(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
-		runEncrypted(t, realVPP, encryptedTunnel{tag: "wg", priority: "WIREGUARD", kind: "wireguard", wireFilter: "udp port 51820"})
+		runEncrypted(t, realVPP, encryptedTunnel{report: "wireguard between nodes, encrypted on the wire", tag: "wg", priority: "WIREGUARD", kind: "wireguard", wireFilter: "udp port 51820"})
 	})
 }
 
@@ -41,7 +41,7 @@ func TestWireguardBetweenNodes(t *testing.T) {
 // plugins).
 func TestIPsecIKEv2BetweenNodes(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
-		runEncrypted(t, realVPP, encryptedTunnel{tag: "ipsec", priority: "IPSEC", kind: "ipsec", wireFilter: "esp or udp port 4500"})
+		runEncrypted(t, realVPP, encryptedTunnel{report: "IPsec (IKEv2) between nodes, encrypted on the wire", tag: "ipsec", priority: "IPSEC", kind: "ipsec", wireFilter: "esp or udp port 4500"})
 	})
 }
 
@@ -70,7 +70,9 @@ func TestVxlanCaptureShowsPlaintextPing(t *testing.T) {
 
 // encryptedTunnel is one encrypted remote mechanism as the scenario sees it.
 type encryptedTunnel struct {
-	tag string
+	// report is the scenario's row in `make compare`.
+	report string
+	tag    string
 	// priority is the forwarders' NSM_MECHANISM_PRIORITY.
 	priority string
 	// kind is the interface kind each node's VPP must hold while connected.
@@ -86,25 +88,29 @@ func runEncrypted(t *testing.T, realVPP string, tunnel encryptedTunnel) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	sc := scenario{tag: tunnel.tag, kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, realVPP: realVPP,
+	sc := scenario{report: tunnel.report, tag: tunnel.tag, kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, realVPP: realVPP,
 		forwarderEnv: []string{"NSM_MECHANISM_PRIORITY=" + tunnel.priority}}
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
 	defer cancel()
 	d := startDomain(ctx, t, sc)
+	rep := reportOf(t)
 	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR, domain.WithPayload("IP"))
 	require.NoError(t, err)
 
 	// The whole run's capture: no plaintext from the first packet on, handshakes included.
 	wholeRun := startCapture(ctx, t, d.Topology.FabricNetns(), d.Nodes[sc.clientNode].FabricPort())
 	client := connectClient(ctx, t, d, sc)
+	rep.step("connected: each node's VPP holds the tunnel")
 	for _, node := range d.Nodes {
 		requireVPPHolds(ctx, t, d, node, tunnel.kind)
 	}
+	rep.step("connected: kernel state, ping")
 	view := requireConnected(ctx, t, d, sc, client, nse)
 
 	// Now that the keys are in place, every ping must cross the link, encrypted: a tunnel drops
 	// what it is handed before its handshake completes, and ping counts a run with one reply a
 	// success, so the pings above prove the path, not their number on the wire.
+	rep.step("every ping answered, encrypted on the wire")
 	counted := startCapture(ctx, t, d.Topology.FabricNetns(), d.Nodes[sc.clientNode].FabricPort())
 	for _, dst := range view.ipContext.GetDstIpAddrs() {
 		requireEveryPingAnswered(ctx, t, client.Pod.Netns, clientIfname, dst)
@@ -124,6 +130,7 @@ func runEncrypted(t *testing.T, realVPP string, tunnel encryptedTunnel) {
 	t.Logf("capture on %s of %s: %d %s packets for 12 answered pings, %d in the whole run, no plaintext ping", d.Nodes[sc.clientNode].FabricPort(), d.Topology.FabricNetns(),
 		tunnelPackets, tunnel.kind, wholeRun.count(t, tunnel.wireFilter))
 
+	rep.step("close leaves nothing")
 	requireCloseLeavesNothing(ctx, t, d, client, nse)
 }
 

@@ -57,6 +57,18 @@ var scenarios = []scenario{
 	// nothing.
 	{"memif from a client's own VPP to kernel, one node, real VPP", "TestLocalMemifFromClientVPPToKernel/vpp"},
 	{"memif from a client's own VPP to kernel, two nodes, real VPP", "TestRemoteMemifFromClientVPPToKernel/vpp"},
+	// Address families, MTU and the encrypted mechanisms (issue 23), across two nodes: a
+	// forwarder restart under IPv6-only and dual-stack policy routes, the MTU stock derives for
+	// a vxlan path, and wireguard and IPsec (real VPP only: the simulator carries no encrypted
+	// traffic, so their vppsim subtests skip and report nothing).
+	{"IPv6 only over vxlan, forwarder restart", "TestIPv6OverVxlan/vppsim"},
+	{"IPv6 only over vxlan, forwarder restart, real VPP", "TestIPv6OverVxlan/vpp"},
+	{"dual-stack over vxlan, forwarder restart", "TestDualStackOverVxlan/vppsim"},
+	{"dual-stack over vxlan, forwarder restart, real VPP", "TestDualStackOverVxlan/vpp"},
+	{"MTU over vxlan, overhead subtracted", "TestMTUOverVxlan/vppsim"},
+	{"MTU over vxlan, overhead subtracted, real VPP", "TestMTUOverVxlan/vpp"},
+	{"wireguard between nodes, encrypted on the wire, real VPP", "TestWireguardBetweenNodes/vpp"},
+	{"IPsec (IKEv2) between nodes, encrypted on the wire, real VPP", "TestIPsecIKEv2BetweenNodes/vpp"},
 }
 
 const (
