@@ -2,6 +2,7 @@ package vppsim_test
 
 import (
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	"github.com/networkservicemesh/govpp/binapi/l2"
+	"github.com/networkservicemesh/govpp/binapi/tapv2"
 	"github.com/stretchr/testify/require"
 	"go.fd.io/govpp/api"
 
@@ -127,4 +129,46 @@ func findTap(t *testing.T, conn api.Connection) interface_types.InterfaceIndex {
 	}
 	t.Fatal("no tap")
 	return 0
+}
+
+// TestBridgeDomainDump: bridge_domain_dump lists every domain with its members, one domain by its
+// ID, or the domain of a member interface (none for an interface in no domain), as VPP does; a
+// deleted member leaves its domain's list.
+func TestBridgeDomainDump(t *testing.T) {
+	sim := startSim(t, "")
+	conn := connect(t, sim)
+	ctx := ctxFor(t)
+	a, b := vppsimtest.NewNetns(t, nsPrefix), vppsimtest.NewNetns(t, nsPrefix)
+	tapA, tapB := createTap(ctx, t, conn, a, "nsm-a"), createTap(ctx, t, conn, b, "nsm-b")
+	first, second := createBridge(ctx, t, conn), createBridge(ctx, t, conn)
+	joinBridge(ctx, t, conn, tapA, first, 0, true)
+	joinBridge(ctx, t, conn, tapB, first, 1, true)
+
+	dump := func(bd uint32, member interface_types.InterfaceIndex) map[uint32][]l2.BridgeDomainSwIf {
+		t.Helper()
+		stream, err := l2.NewServiceClient(conn).BridgeDomainDump(ctx, &l2.BridgeDomainDump{BdID: bd, SwIfIndex: member})
+		require.NoError(t, err)
+		out := map[uint32][]l2.BridgeDomainSwIf{}
+		for {
+			details, err := stream.Recv()
+			if err == io.EOF {
+				return out
+			}
+			require.NoError(t, err)
+			require.Equal(t, int(details.NSwIfs), len(details.SwIfDetails))
+			out[details.BdID] = details.SwIfDetails
+		}
+	}
+	any := ^interface_types.InterfaceIndex(0)
+	members := []l2.BridgeDomainSwIf{{SwIfIndex: tapA}, {SwIfIndex: tapB, Shg: 1}}
+	require.Equal(t, map[uint32][]l2.BridgeDomainSwIf{first: members, second: {}}, dump(^uint32(0), any))
+	require.Equal(t, map[uint32][]l2.BridgeDomainSwIf{second: {}}, dump(second, any))
+	require.Equal(t, map[uint32][]l2.BridgeDomainSwIf{first: members}, dump(^uint32(0), tapB))
+	require.Empty(t, dump(0, any), "bridge domain 0 is VPP's default, never listed")
+
+	_, err := tapv2.NewServiceClient(conn).TapDeleteV2(ctx, &tapv2.TapDeleteV2{SwIfIndex: tapB})
+	require.NoError(t, err)
+	require.Equal(t, map[uint32][]l2.BridgeDomainSwIf{first: members[:1]}, dump(first, any))
+	joinBridge(ctx, t, conn, tapA, first, 0, false)
+	require.Empty(t, dump(^uint32(0), tapA), "an interface in no bridge domain")
 }

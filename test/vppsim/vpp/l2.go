@@ -1,6 +1,8 @@
 package vpp
 
 import (
+	"slices"
+
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	"github.com/networkservicemesh/govpp/binapi/l2"
 	"go.fd.io/govpp/api"
@@ -14,6 +16,7 @@ func (v *VPP) registerL2() {
 	on(v, v.l2XconnectDump)
 	on(v, v.swInterfaceSetL2Bridge)
 	on(v, v.bridgeDomainAddDelV2)
+	on(v, v.bridgeDomainDump)
 	on(v, v.l2InterfaceVlanTagRewrite)
 }
 
@@ -93,6 +96,51 @@ func (v *VPP) bridgeDomainAddDelV2(_ *server.Session, req *l2.BridgeDomainAddDel
 		ArpTerm: req.ArpTerm, MacAge: req.MacAge, Tag: req.BdTag,
 	}
 	return one(&l2.BridgeDomainAddDelV2Reply{BdID: id})
+}
+
+// bridgeDomainDump lists bridge domains with their members, as VPP does: every domain (bd_id
+// ~0, never the default domain 0), one by its ID, or the one an interface is a member of
+// (sw_if_index; nothing when it is in none).
+func (v *VPP) bridgeDomainDump(_ *server.Session, req *l2.BridgeDomainDump) []api.Message {
+	if req.BdID == 0 {
+		return nil
+	}
+	wanted := func(bd *state.BridgeDomain) bool { return req.BdID == anyIndex || req.BdID == bd.ID }
+	if uint32(req.SwIfIndex) != anyIndex {
+		i, ok := v.iface(uint32(req.SwIfIndex))
+		if !ok || i.Bridge == nil {
+			return nil
+		}
+		wanted = func(bd *state.BridgeDomain) bool {
+			return bd.ID == i.Bridge.BdID && (req.BdID == anyIndex || req.BdID == bd.ID)
+		}
+	}
+	var ids []uint32
+	for id, bd := range v.state.BridgeDomains {
+		if wanted(bd) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	var out []api.Message
+	for _, id := range ids {
+		bd := v.state.BridgeDomains[id]
+		details := &l2.BridgeDomainDetails{
+			BdID: bd.ID, Flood: bd.Flood, UuFlood: bd.UuFlood, Forward: bd.Forward, Learn: bd.Learn,
+			ArpTerm: bd.ArpTerm, MacAge: bd.MacAge, BdTag: bd.Tag,
+			BviSwIfIndex: interface_types.InterfaceIndex(anyIndex), UuFwdSwIfIndex: interface_types.InterfaceIndex(anyIndex),
+		}
+		for _, member := range v.state.SortedInterfaces() {
+			if member.Bridge != nil && member.Bridge.BdID == bd.ID {
+				details.SwIfDetails = append(details.SwIfDetails, l2.BridgeDomainSwIf{
+					SwIfIndex: interface_types.InterfaceIndex(member.SwIfIndex), Shg: member.Bridge.Shg,
+				})
+			}
+		}
+		details.NSwIfs = uint32(len(details.SwIfDetails))
+		out = append(out, details)
+	}
+	return out
 }
 
 func (v *VPP) l2InterfaceVlanTagRewrite(_ *server.Session, req *l2.L2InterfaceVlanTagRewrite) []api.Message {
