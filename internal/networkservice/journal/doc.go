@@ -5,10 +5,11 @@
 // empty policy table belonged to, and sdk-vpp's VPP tags (the bare connection ID) do not say which
 // agent made an interface. The journal holds one small file per connection (keyed by the ID of the
 // forwarder's own path segment): the connection on both sides stripped to IDs, mechanism and IP
-// context (no tokens), the VPP and kernel interfaces of each side, and the identity of every
-// namespace it names (package netnsid). Files are written to a temporary name and renamed, so a
-// crash of the forwarder leaves either the old or the new record; they are not synced, because
-// nothing they name outlives the page cache (see writeRecord).
+// context (no tokens), the VPP and kernel interfaces of each side, the VPP bridge domains they are
+// members of (remote vlan), and the identity of every namespace it names (package netnsid). Files
+// are written to a temporary name and renamed, so a crash of the forwarder leaves either the old or
+// the new record; they are not synced, because nothing they name outlives the page cache (see
+// writeRecord).
 //
 // It is written ahead of the data plane: NewServer records the intent before the chain programs
 // anything, NewClient completes it once the next hop answered (the IP context and the outgoing

@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sort"
 
 	"github.com/pkg/errors"
@@ -46,6 +47,10 @@ type State struct {
 	Incoming, Outgoing *networkservice.Connection
 	// Interfaces are the data-plane objects the chain had for each side when the state was committed.
 	Interfaces []Interface
+	// BridgeDomains are the VPP bridge domains the connection's interfaces were members of: sdk-vpp's
+	// l2bridgedomain creates one per VLAN sub-interface and keeps it only in memory (see
+	// NewBridgeDomainServer). Connections of one VLAN share it.
+	BridgeDomains []uint32
 }
 
 // Interface is what the forwarder created for one side of a connection.
@@ -108,8 +113,8 @@ func (s *State) GetInterfaces() []Interface {
 	return s.Interfaces
 }
 
-// InterfaceStates are States and then the superseded ones: every state whose interfaces may
-// still exist.
+// InterfaceStates are States and then the superseded ones: every state whose interfaces and
+// bridge domains may still exist.
 func (r *Record) InterfaceStates() []*State {
 	return append(r.States(), r.Superseded...)
 }
@@ -244,7 +249,7 @@ func (s *State) clone() *State {
 	if s == nil {
 		return nil
 	}
-	out := &State{Incoming: s.Incoming.Clone(), Outgoing: s.Outgoing.Clone()}
+	out := &State{Incoming: s.Incoming.Clone(), Outgoing: s.Outgoing.Clone(), BridgeDomains: slices.Clone(s.BridgeDomains)}
 	for _, i := range s.Interfaces {
 		out.Interfaces = append(out.Interfaces, i.clone())
 	}
@@ -267,7 +272,8 @@ func (s *State) equal(o *State) bool {
 	if s == nil || o == nil {
 		return s == o
 	}
-	if !proto.Equal(s.Incoming, o.Incoming) || !proto.Equal(s.Outgoing, o.Outgoing) || len(s.Interfaces) != len(o.Interfaces) {
+	if !proto.Equal(s.Incoming, o.Incoming) || !proto.Equal(s.Outgoing, o.Outgoing) || len(s.Interfaces) != len(o.Interfaces) ||
+		!slices.Equal(s.BridgeDomains, o.BridgeDomains) {
 		return false
 	}
 	for n := range s.Interfaces {
@@ -338,9 +344,10 @@ type wireRecord struct {
 }
 
 type wireState struct {
-	Incoming   json.RawMessage `json:"incoming,omitempty"`
-	Outgoing   json.RawMessage `json:"outgoing,omitempty"`
-	Interfaces []Interface     `json:"interfaces,omitempty"`
+	Incoming      json.RawMessage `json:"incoming,omitempty"`
+	Outgoing      json.RawMessage `json:"outgoing,omitempty"`
+	Interfaces    []Interface     `json:"interfaces,omitempty"`
+	BridgeDomains []uint32        `json:"bridgeDomains,omitempty"`
 }
 
 func encode(r *Record) ([]byte, error) {
@@ -366,7 +373,7 @@ func encodeState(s *State) (*wireState, error) {
 	if s == nil {
 		return nil, nil
 	}
-	w := &wireState{Interfaces: s.Interfaces}
+	w := &wireState{Interfaces: s.Interfaces, BridgeDomains: s.BridgeDomains}
 	for _, c := range []struct {
 		conn *networkservice.Connection
 		into *json.RawMessage
@@ -425,7 +432,7 @@ func decodeState(w *wireState) (*State, error) {
 	if w == nil {
 		return nil, nil
 	}
-	s := &State{Interfaces: w.Interfaces}
+	s := &State{Interfaces: w.Interfaces, BridgeDomains: w.BridgeDomains}
 	for _, c := range []struct {
 		data json.RawMessage
 		into **networkservice.Connection

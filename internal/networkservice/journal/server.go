@@ -47,7 +47,7 @@ func (s *journalServer) Request(ctx context.Context, request *networkservice.Net
 	}
 	outgoing := loadOutgoing(ctx)
 	interfaces := collectInterfaces(ctx, conn, outgoing, s.journal.committed(id))
-	if err := s.journal.Commit(id, conn, outgoing, interfaces); err != nil {
+	if err := s.journal.Commit(id, conn, outgoing, interfaces, loadBridgeDomains(ctx)...); err != nil {
 		// The intent still names everything: a crash now costs a rebuild, not a leak.
 		log.FromContext(ctx).Warnf("journal: %v", err)
 	}

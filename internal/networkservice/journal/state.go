@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -74,8 +75,9 @@ func (j *Journal) Intend(id string, outgoing *networkservice.Connection) error {
 }
 
 // Commit records that the chain completed the connection id: its incoming and outgoing connections
-// as they are now, and what the forwarder holds for them. The intent is cleared.
-func (j *Journal) Commit(id string, incoming, outgoing *networkservice.Connection, interfaces []Interface) error {
+// as they are now, and what the forwarder holds for them: its interfaces and the bridge domains
+// they are members of. The intent is cleared.
+func (j *Journal) Commit(id string, incoming, outgoing *networkservice.Connection, interfaces []Interface, bridgeDomains ...uint32) error {
 	if j == nil {
 		return nil
 	}
@@ -90,8 +92,8 @@ func (j *Journal) Commit(id string, incoming, outgoing *networkservice.Connectio
 	if err != nil {
 		return err
 	}
-	rec.Superseded = supersededBy(rec, interfaces)
-	rec.Committed = &State{Incoming: in, Outgoing: out, Interfaces: interfaces}
+	rec.Superseded = supersededBy(rec, interfaces, bridgeDomains)
+	rec.Committed = &State{Incoming: in, Outgoing: out, Interfaces: interfaces, BridgeDomains: bridgeDomains}
 	rec.Intent = nil
 	pruneNamespaces(rec)
 	return j.store(e, rec)
@@ -113,10 +115,10 @@ func (j *Journal) ClearSuperseded(id string) error {
 	return j.store(e, rec)
 }
 
-// supersededBy is every interface rec's states name that interfaces, about to be committed, no
-// longer hold, kept with the state that named it. An interface is still held when the new ones
-// have its VPP index or its veth end.
-func supersededBy(rec *Record, interfaces []Interface) []*State {
+// supersededBy is every interface and bridge domain rec's states name that interfaces and
+// bridgeDomains, about to be committed, no longer hold, kept with the state that named it. An
+// interface is still held when the new ones have its VPP index or its veth end.
+func supersededBy(rec *Record, interfaces []Interface, bridgeDomains []uint32) []*State {
 	var superseded []*State
 	for _, s := range rec.InterfaceStates() {
 		var gone []Interface
@@ -125,8 +127,14 @@ func supersededBy(rec *Record, interfaces []Interface) []*State {
 				gone = append(gone, i)
 			}
 		}
-		if len(gone) > 0 {
-			superseded = append(superseded, &State{Incoming: s.Incoming, Outgoing: s.Outgoing, Interfaces: gone})
+		var goneBridges []uint32
+		for _, bd := range s.BridgeDomains {
+			if !slices.Contains(bridgeDomains, bd) && !slices.Contains(goneBridges, bd) {
+				goneBridges = append(goneBridges, bd)
+			}
+		}
+		if len(gone) > 0 || len(goneBridges) > 0 {
+			superseded = append(superseded, &State{Incoming: s.Incoming, Outgoing: s.Outgoing, Interfaces: gone, BridgeDomains: goneBridges})
 		}
 	}
 	return superseded

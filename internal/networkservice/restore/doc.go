@@ -10,8 +10,10 @@
 // ends the same alias. So a VPP interface is released only when the journal names its sw_if_index
 // and VPP still shows it with the recorded tag, kind and host interface, a veth end only by its
 // recorded ifindex, name and MAC, and kernel state only in the namespace whose recorded identity
-// (package netnsid) still matches. A connection's record is found by this forwarder's own hop of
-// its path (journal.Hop), never by an ID another hop of the same path shares.
+// (package netnsid) still matches. A recorded bridge domain goes only once VPP shows it without
+// members, after the connection's interfaces: connections of one VLAN share it. A connection's
+// record is found by this forwarder's own hop of its path (journal.Hop), never by an ID another hop
+// of the same path shares.
 //
 // Scan turns the journal's records into Leftovers at start-up. When a connection is requested
 // again, NewServer and NewClient adopt each side that is exactly what the Request and the next

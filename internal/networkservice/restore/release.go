@@ -55,6 +55,8 @@ func (r *Releaser) Release(ctx context.Context, rec *journal.Record) error {
 	switch {
 	case err == nil:
 		errs = append(errs, r.releaseInterfaces(ctx, r.ownedInterfaces(ctx, view, rec, true, true)))
+		// Once its members are gone: a bridge domain with members is left alone.
+		errs = append(errs, r.releaseBridgeDomains(ctx, rec))
 	case r.vppEnded():
 		log.FromContext(ctx).Infof("restore: the VPP of connection %s has ended, and its interfaces with it", rec.ID)
 	default:

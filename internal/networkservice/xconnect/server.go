@@ -115,6 +115,8 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 			metrics.NewServer(ctx, vppConn, o.metricsOptions...),
 			up.NewServer(ctx, vppConn),
 			vppxconnect.NewServer(vppConn),
+			// Above l2bridgedomain, which keeps the bridge domains it makes in memory only.
+			journal.NewBridgeDomainServer(o.journal, vppConn),
 			l2bridgedomain.NewServer(vppConn),
 			newKernelContextServer(),
 			ethernetcontext.NewVFServer(),
