@@ -75,7 +75,8 @@ func proves(i *vppInterface, recorded journal.Interface, mechanism *networkservi
 	case wireguard.MECHANISM:
 		return i.kind == kindWireguard
 	case ipsec.MECHANISM:
-		return i.kind == kindIpip
+		// sdk-vpp's ipsec mechanism makes a route-based IPsec interface (ipsec_itf).
+		return i.kind == kindIpsec
 	case vlanmech.MECHANISM:
 		// sdk-vpp's vlan client makes a sub-interface of the uplink for the next hop's side.
 		return i.kind == kindSubinterface

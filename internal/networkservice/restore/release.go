@@ -55,8 +55,9 @@ func (r *Releaser) Release(ctx context.Context, rec *journal.Record) error {
 	switch {
 	case err == nil:
 		errs = append(errs, r.releaseInterfaces(ctx, r.ownedInterfaces(ctx, view, rec, true, true)))
-		// Once its members are gone: a bridge domain with members is left alone.
-		errs = append(errs, r.releaseBridgeDomains(ctx, rec))
+		// Once the interfaces are gone: a bridge domain with members is left alone, and an IKEv2
+		// profile protected the IPsec interface.
+		errs = append(errs, r.releaseBridgeDomains(ctx, rec), r.releaseIKEv2Profiles(ctx, rec, true, true))
 	case r.vppEnded():
 		log.FromContext(ctx).Infof("restore: the VPP of connection %s has ended, and its interfaces with it", rec.ID)
 	default:
@@ -71,6 +72,7 @@ func (r *Releaser) Release(ctx context.Context, rec *journal.Record) error {
 func (r *Releaser) releaseSide(ctx context.Context, rec *journal.Record, view *vppView, outgoing bool) error {
 	return errors.Join(
 		r.releaseInterfaces(ctx, r.ownedInterfaces(ctx, view, rec, !outgoing, outgoing)),
+		r.releaseIKEv2Profiles(ctx, rec, !outgoing, outgoing),
 		r.releaseVeths(ctx, rec, recordedPeers(rec, !outgoing, outgoing)),
 	)
 }

@@ -13,6 +13,7 @@ import (
 	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	"github.com/networkservicemesh/govpp/binapi/ipip"
+	"github.com/networkservicemesh/govpp/binapi/ipsec"
 	"github.com/networkservicemesh/govpp/binapi/memif"
 	"github.com/networkservicemesh/govpp/binapi/tapv2"
 	"github.com/networkservicemesh/govpp/binapi/vxlan"
@@ -28,6 +29,7 @@ const (
 	kindMemif        = "memif"
 	kindWireguard    = "wireguard"
 	kindIpip         = "ipip"
+	kindIpsec        = "ipsec"
 	kindSubinterface = "subinterface"
 )
 
@@ -76,11 +78,12 @@ type collector func(ctx context.Context, vppConn api.Connection, view *vppView, 
 var collectors = map[string]collector{
 	kindTap: collectTaps, kindAfPacket: collectAfPackets, kindVxlan: collectVxlanTunnels,
 	kindMemif: collectMemifs, kindWireguard: collectWireguards, kindIpip: collectIpipTunnels,
+	kindIpsec: collectIpsecInterfaces,
 }
 
 // readVPP reads every interface VPP holds.
 func readVPP(ctx context.Context, vppConn api.Connection) (*vppView, error) {
-	return readView(ctx, vppConn, anyIndex, kindTap, kindAfPacket, kindVxlan, kindMemif, kindWireguard, kindIpip)
+	return readView(ctx, vppConn, anyIndex, kindTap, kindAfPacket, kindVxlan, kindMemif, kindWireguard, kindIpip, kindIpsec)
 }
 
 // readInterface reads one interface, learning only whether it is of kind: what an adoption checks,
@@ -240,6 +243,22 @@ func collectIpipTunnels(ctx context.Context, vppConn api.Connection, view *vppVi
 		index := d.Tunnel.SwIfIndex
 		view.kindOf(index, kindIpip, func(ctx context.Context) error {
 			_, err := ipip.NewServiceClient(vppConn).IpipDelTunnel(ctx, &ipip.IpipDelTunnel{SwIfIndex: index})
+			return err
+		})
+	})
+}
+
+// collectIpsecInterfaces reads the route-based IPsec interfaces (ipsec_itf), which sdk-vpp's ipsec
+// mechanism protects with its IKEv2 profile: not ipip tunnels, which ipip_tunnel_dump lists.
+func collectIpsecInterfaces(ctx context.Context, vppConn api.Connection, view *vppView, index interface_types.InterfaceIndex) error {
+	stream, err := ipsec.NewServiceClient(vppConn).IpsecItfDump(ctx, &ipsec.IpsecItfDump{SwIfIndex: index})
+	if err != nil {
+		return errors.Wrap(err, "dumping ipsec interfaces")
+	}
+	return drain(stream.Recv, "ipsec interfaces", func(d *ipsec.IpsecItfDetails) {
+		index := d.Itf.SwIfIndex
+		view.kindOf(index, kindIpsec, func(ctx context.Context) error {
+			_, err := ipsec.NewServiceClient(vppConn).IpsecItfDelete(ctx, &ipsec.IpsecItfDelete{SwIfIndex: index})
 			return err
 		})
 	})

@@ -2,19 +2,23 @@ package vpp
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/networkservicemesh/govpp/binapi/ikev2"
+	"github.com/networkservicemesh/govpp/binapi/ikev2_types"
 	"go.fd.io/govpp/api"
 
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/server"
 )
 
 // IKEv2 profiles are only recorded: Records["ikev2_profile"][name] holds, per message
-// name, the last request that configured the profile. No SA is ever negotiated.
+// name, the last request that configured the profile; ikev2_profile_dump lists their names.
+// No SA is ever negotiated.
 const ikev2ProfileRecords = "ikev2_profile"
 
 func (v *VPP) registerIkev2() {
 	on(v, v.ikev2ProfileAddDel)
+	on(v, v.ikev2ProfileDump)
 	on(v, v.ikev2SetLocalKey)
 	onProfile(v, func(r *ikev2.Ikev2ProfileSetAuth) (string, api.Message) {
 		return r.Name, &ikev2.Ikev2ProfileSetAuthReply{}
@@ -64,6 +68,20 @@ func (v *VPP) ikev2ProfileAddDel(_ *server.Session, req *ikev2.Ikev2ProfileAddDe
 		delete(profiles, req.Name)
 	}
 	return one(&ikev2.Ikev2ProfileAddDelReply{})
+}
+
+// ikev2ProfileDump lists the profiles by name; the simulator keeps none of their settings.
+func (v *VPP) ikev2ProfileDump(_ *server.Session, _ *ikev2.Ikev2ProfileDump) []api.Message {
+	var names []string
+	for name := range v.records(ikev2ProfileRecords) {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var out []api.Message
+	for _, name := range names {
+		out = append(out, &ikev2.Ikev2ProfileDetails{Profile: ikev2_types.Ikev2Profile{Name: name}})
+	}
+	return out
 }
 
 func (v *VPP) ikev2SetLocalKey(_ *server.Session, req *ikev2.Ikev2SetLocalKey) []api.Message {
