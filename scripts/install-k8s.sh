@@ -29,6 +29,7 @@ command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 command -v iptables >/dev/null 2>&1 || missing+=(iptables)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v conntrack >/dev/null 2>&1 || missing+=(conntrack)
+command -v jq >/dev/null 2>&1 || missing+=(jq)
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "install-k8s: installing ${missing[*]} with apt-get (a minute or two)"
 	export DEBIAN_FRONTEND=noninteractive

@@ -9,6 +9,7 @@
 #
 # K8S_E2E_STAGE stops after a stage, for a partial run: cluster, spire, nsm, all (the default).
 # K8S_PREFIX names what the run makes on the host (network namespace, links, cgroups, state dir).
+# K8S_E2E_SCENARIOS picks scenarios (kernel2kernel heal upgrade, the default: all of them).
 set -euo pipefail
 
 # The run's own output, kept for the teardown: a trap runs under the redirections of the command
@@ -28,6 +29,8 @@ esac
 . "$root/scripts/k8s-cluster.sh"
 # shellcheck source=scripts/k8s-workloads.sh
 . "$root/scripts/k8s-workloads.sh"
+# shellcheck source=scripts/k8s-scenarios.sh
+. "$root/scripts/k8s-scenarios.sh"
 
 fail() {
 	echo "k8s-e2e: FAILED: $*" >&2
@@ -37,14 +40,20 @@ fail() {
 [ "$(id -u)" = 0 ] || fail "must run as root (it starts a kubelet, containerd and network namespaces)"
 
 started=$SECONDS
-scripts/install-k8s.sh
+# K8S_E2E_INSTALL=no uses what the machine has (no apt-get, no Kubernetes build): whatever is
+# missing is then named below and the run fails.
+case "${K8S_E2E_INSTALL:-yes}" in
+yes) scripts/install-k8s.sh ;;
+no) k8s_say "K8S_E2E_INSTALL=no: installing nothing, using what is there" ;;
+*) fail "K8S_E2E_INSTALL=$K8S_E2E_INSTALL: want yes or no" ;;
+esac
 
 # Everything the run needs, named when missing: a skip here would report success for nothing.
 missing=()
 for p in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
 	[ -x "$K8S_BIN/$p" ] || missing+=("$K8S_BIN/$p (scripts/install-k8s.sh)")
 done
-for c in containerd ctr runc etcd nsenter ip iptables openssl curl findmnt ldd; do
+for c in containerd ctr runc etcd nsenter ip iptables openssl curl findmnt ldd jq; do
 	command -v "$c" >/dev/null 2>&1 || missing+=("$c")
 done
 [ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] && [ -x /usr/lib/cni/loopback ] ||
@@ -95,7 +104,7 @@ finish() {
 	k8s_stop_registrar
 	[ "$status" -eq 0 ] || k8s_dump
 	cluster_down || status=1
-	echo "k8s-e2e: $k8s_passed passed, $k8s_failed failed"
+	echo "k8s-e2e: $k8s_passed passed, $k8s_failed failed; $k8s_findings findings about stock"
 	k8s_say "done after $((SECONDS - started)) s (logs: $K8S_LOGS)"
 	exit "$status"
 }

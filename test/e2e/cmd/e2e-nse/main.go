@@ -45,6 +45,7 @@ type config struct {
 	ListenOn            url.URL       `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on"`
 	MaxTokenLifetime    time.Duration `default:"10m" split_words:"true"`
 	ServiceNames        []string      `default:"icmp-responder" split_words:"true"`
+	RegisterService     bool          `default:"true" split_words:"true" desc:"register the network services too (false: they are registered already, as stock's NSM_REGISTER_SERVICE)"`
 	Payload             string        `default:"ETHERNET"`
 	CidrPrefix          []string      `default:"169.254.0.0/16" split_words:"true"`
 	PolicyRoutes        []string      `split_words:"true" desc:"prefixes each client reaches through a policy route from its own address; PREFIX@PROTO:PORT puts a prefix in a policy of its own for that IP protocol and destination port"`
@@ -178,6 +179,7 @@ func register(ctx context.Context, cfg *config, dialOptions []grpc.DialOption) (
 	return nsmgrpc.Register(ctx, &nsmgrpc.Endpoint{
 		Name: cfg.Name, Services: cfg.ServiceNames, Payload: cfg.Payload, URL: cfg.ListenOn.String(),
 		ConnectTo: &cfg.ConnectTo, DialTimeout: cfg.DialTimeout, DialOptions: dialOptions,
+		ServicesRegistered: !cfg.RegisterService,
 		NSEClients: []registryapi.NetworkServiceEndpointRegistryClient{
 			clientinfo.NewNetworkServiceEndpointRegistryClient(),
 			registrysendfd.NewNetworkServiceEndpointRegistryClient(),

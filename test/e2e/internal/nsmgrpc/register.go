@@ -26,6 +26,11 @@ type Endpoint struct {
 	// NSEClients are added to the endpoint registry client's chain (an endpoint behind an nsmgr
 	// passes its client info and descriptors).
 	NSEClients []registryapi.NetworkServiceEndpointRegistryClient
+	// ServicesRegistered says the network services are in the registry already (stock's
+	// NSM_REGISTER_SERVICE=false): only the endpoint is registered. The registry lets only the
+	// identity that registered a service change it, so an endpoint in a new pod (heal
+	// local-nse-death) cannot register it again.
+	ServicesRegistered bool
 }
 
 // Register registers e's network services and e, and returns e as registered and how to
@@ -38,6 +43,9 @@ func Register(ctx context.Context, e *Endpoint) (*registryapi.NetworkServiceEndp
 			registryauthorize.WithPolicies(RegistryClientPolicies...))),
 		registryclient.WithDialOptions(e.DialOptions...))
 	for _, service := range e.Services {
+		if e.ServicesRegistered {
+			break
+		}
 		if _, err := nsClient.Register(ctx, &registryapi.NetworkService{Name: service, Payload: e.Payload}); err != nil {
 			return nil, nil, fmt.Errorf("register network service %s: %w", service, err)
 		}
