@@ -376,3 +376,75 @@ func reinstallSPIRE() healStep {
 		require.NoError(t, r.d.SPIRE.Reinstall(ctx))
 	}}
 }
+
+// heal/local-nsmgr-local-forwarder-memif, partly: the example's memif client with its own VPP on
+// node 1, but a kernel endpoint on node 2 (the harness has no memif endpoint with a VPP of its
+// own yet), VXLAN between the nodes. VPP pings; the client node's nsmgr pod deleted, then its
+// forwarder pod (a new name); the client heals over a new memif; VPP pings again; Close leaves
+// nothing. Real VPP only: the simulator's memif never connects.
+func TestUpstreamHealLocalNsmgrLocalForwarderMemifToKernel(t *testing.T) {
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		if realVPP == "" {
+			t.Skip(noMemifOnSimulator)
+		}
+		if os.Getenv("E2E_UPSTREAM_SLOW") == "" {
+			t.Skip("issue 24: beyond make test's time budget; E2E_UPSTREAM_SLOW=1 (make upstream-slow) runs it")
+		}
+		if skipReason != "" {
+			t.Skip(skipReason)
+		}
+		sc := upstreamScenario("ulmemif", 2, realVPP)
+		sc.report = "heal/local-nsmgr-local-forwarder-memif (kernel endpoint)"
+		ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
+		defer cancel()
+		d := startDomain(ctx, t, sc)
+		rep := reportOf(t)
+		node := d.Nodes[sc.clientNode]
+		nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse-kernel", service, upstreamCIDR)
+		require.NoError(t, err)
+		rep.step("connect: VPP pings both ways")
+		client, err := d.ConnectVPPClient(ctx, node, "nsc-memif", fmt.Sprintf("memif://%s/memif0", service))
+		require.NoError(t, err, "the client with its own VPP was not granted its connection")
+		require.Len(t, client.Connections, 1)
+		ipContext := client.Connections[0].GetContext().GetIpContext()
+		clientAddr, nseAddr := addrOf(t, ipContext.GetSrcIpAddrs()[0]), addrOf(t, ipContext.GetDstIpAddrs()[0])
+		requireClientVPPMemifUp(ctx, t, client)
+		requireVPPPing(ctx, t, client, nseAddr)
+		requireUpstreamPing(ctx, t, nse.Pod.Netns, nseAddr, clientAddr)
+
+		deletedAt := time.Now()
+		rep.step("the client node's nsmgr pod deleted, then its forwarder pod")
+		require.NoError(t, d.DeleteNsmgrPod(ctx, node))
+		require.NoError(t, d.DeleteForwarderPod(ctx, node, node.ForwarderName+"-new"))
+		rep.step("the client heals: VPP pings both ways")
+		var out string
+		waitUntil(t, deletedAt.Add(healTimeout), 500*time.Millisecond, func() bool {
+			out, err = client.CLI(ctx, "ping "+nseAddr+" repeat 2 interval 0.2")
+			m := vppPingReceived.FindStringSubmatch(out)
+			return err == nil && m != nil && m[2] != "0"
+		}, func() string {
+			return fmt.Sprintf("the client's VPP does not reach %s %s after the deletions (error %v):\n%s", nseAddr, healTimeout, err, out)
+		})
+		t.Logf("the client's VPP reaches the endpoint again %s after the nsmgr's deletion", time.Since(deletedAt).Round(100*time.Millisecond))
+		requireClientVPPMemifUp(ctx, t, client)
+		requireVPPPing(ctx, t, client, nseAddr)
+		requireUpstreamPing(ctx, t, nse.Pod.Netns, nseAddr, clientAddr)
+
+		rep.step("close leaves nothing")
+		require.NoError(t, client.Close(), "the client's Close failed:\n%s", client.Proc.LogTail(20))
+		var now []domain.VPPInterface
+		waitFor(t, 200*time.Millisecond, func() bool {
+			now, err = client.Interfaces(ctx)
+			return err == nil && sameInterfaces(now, client.IdleInterfaces())
+		}, func() string {
+			return fmt.Sprintf("the client's VPP after Close: %v (error %v), before the connection %v", now, err, client.IdleInterfaces())
+		})
+		requireEventuallyEmpty(t, "client pod", client.Pod.Netns)
+		requireEventuallyEmpty(t, "endpoint pod", nse.Pod.Netns)
+		for _, n := range d.Nodes {
+			requireVPPClean(ctx, t, d, n)
+			requireNodeKernelClean(t, n)
+		}
+		requireEndpointUnregisters(ctx, t, d, nse)
+	})
+}
