@@ -414,13 +414,16 @@ func runUpstreamForwarderDeath(t *testing.T, sc scenario, dyingNode int) {
 // have their index; the five policy checks. Its 120 s wait keeps it out of `make test`:
 // E2E_UPSTREAM_SLOW=1 (make upstream-slow) runs it.
 //
-// It fails on both forwarders (2 Dec 2026, simulator): the first and the third client both get
-// 172.16.2.201/24 from the policies, so the endpoint pod has one route to 172.16.2.0/24, through
-// the connection that wrote it last; each client's liveness check pings from 172.16.2.201 too,
-// the other one's gets no reply, and its heal re-creates its interface, every few seconds.
+// The endpoint's NSM_CIDR_PREFIX is two CIDR groups, so each client gets an address of each (as
+// cmd-nse-icmp-responder's groupipam gives): the first client 172.16.2.201/32, the third
+// 172.16.2.203/32, and the endpoint pod a /32 route to each through its connection. Both also
+// get 172.16.2.201/24 from the policies, whose /24 route in the endpoint pod only the last
+// writer holds; the /32 keeps the first client's replies (and its liveness check) on its own
+// connection. With one group (the harness before 2 Dec 2026) the /24 was the only route, and the
+// two clients' liveness checks failed and healed in turn.
 func TestUpstreamHealRegistryRestart(t *testing.T) {
 	if os.Getenv("E2E_UPSTREAM_SLOW") == "" {
-		t.Skip("issue 24: waits 120 s, and fails on both forwarders (two clients of one endpoint share a policy's source address, their liveness checks fail in turn and heal by re-creating the interface); E2E_UPSTREAM_SLOW=1 (make upstream-slow) runs it")
+		t.Skip("issue 24: waits 120 s, beyond make test's time budget; E2E_UPSTREAM_SLOW=1 (make upstream-slow) runs it")
 	}
 	onEachVPP(t, func(t *testing.T, realVPP string) {
 		if skipReason != "" {
@@ -431,10 +434,14 @@ func TestUpstreamHealRegistryRestart(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		d := startDomain(ctx, t, sc)
-		// The example's NSM_CIDR_PREFIX: room for the third client.
+		// The example's NSM_CIDR_PREFIX, two groups: room for the third client in each.
 		const cidr = "172.16.1.100/30"
 		nse := startUpstreamEndpoint(ctx, t, d, d.Nodes[0], "nse-kernel", cidr+",172.16.2.200/30")
-		nse6, err := d.StartEndpoint(ctx, d.Nodes[0], "nse-kernel-ipv6", "registry-restart-ipv6", "2001:db8::/116")
+		// The example's nse-kernel-ipv6 has a policies file of its own: TCP 6666 from
+		// 172.16.3.101/32, routed to 172.16.3.100/32.
+		policies6 := filepath.Join(t.TempDir(), "policies-ipv6.yaml")
+		require.NoError(t, os.WriteFile(policies6, []byte("- {from: 172.16.3.101/32, proto: 6, dstport: 6666, routes: [{prefix: 172.16.3.100/32}]}\n"), 0o600))
+		nse6, err := d.StartEndpoint(ctx, d.Nodes[0], "nse-kernel-ipv6", "registry-restart-ipv6", "2001:db8::/116", domain.WithPoliciesFile(policies6))
 		require.NoError(t, err)
 		client := connectClient(ctx, t, d, sc)
 		clientCP, err := d.StartClientWithEnv(d.Nodes[1], "client-cp",

@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 )
 
-// serverConfig is the HCL of a SPIRE server that keeps everything in dir and
+// serverConfig is the HCL of a SPIRE server that keeps everything in dir, its CA's keys
+// included (so that a restarted server keeps its CA, as NSM's SPIRE deployment does), and
 // accepts join-token attestation only.
 func serverConfig(dir, trustDomain string, port int) string {
 	return fmt.Sprintf(`server {
@@ -27,15 +28,17 @@ plugins {
             connection_string = %q
         }
     }
-    KeyManager "memory" {
-        plugin_data {}
+    KeyManager "disk" {
+        plugin_data {
+            keys_path = %q
+        }
     }
     NodeAttestor "join_token" {
         plugin_data {}
     }
 }
 `, port, filepath.Join(dir, "server.sock"), trustDomain, filepath.Join(dir, "data"),
-		filepath.Join(dir, "data", "datastore.sqlite3"))
+		filepath.Join(dir, "data", "datastore.sqlite3"), filepath.Join(dir, "data", "keys.json"))
 }
 
 // agentConfig is the HCL of a SPIRE agent serving the workload API on

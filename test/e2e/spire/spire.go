@@ -39,6 +39,8 @@ type SPIRE struct {
 	server  *process.Process
 	agents  map[string]*process.Process
 	sockets map[string]string
+	// port is the server's; the agents dial it.
+	port int
 }
 
 const startTimeout = 60 * time.Second
@@ -65,43 +67,54 @@ func Start(ctx context.Context, opts Options) (s *SPIRE, err error) {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 
-	port, err := freePort()
-	if err != nil {
+	if s.port, err = freePort(); err != nil {
 		return s, err
 	}
-	serverDir := filepath.Join(opts.Dir, "server")
-	if err = writeFile(filepath.Join(serverDir, "server.conf"), serverConfig(serverDir, opts.TrustDomain, port)); err != nil {
-		return s, err
-	}
-	s.server, err = process.Start(process.Spec{
-		Name:    "spire-server",
-		Binary:  filepath.Join(opts.BinDir, "spire-server"),
-		Args:    []string{"run", "-config", filepath.Join(serverDir, "server.conf")},
-		LogPath: filepath.Join(opts.Dir, "spire-server.log"),
-	})
-	if err != nil {
-		return s, err
-	}
-	if err = s.waitHealthy(ctx, s.server, "spire-server", "-socketPath", s.serverSocket()); err != nil {
-		return s, err
-	}
-	bundle, err := s.serverCLI(ctx, "bundle", "show")
-	if err != nil {
-		return s, err
-	}
-	bundlePath := filepath.Join(opts.Dir, "bundle.pem")
-	if err = writeFile(bundlePath, bundle); err != nil {
+	if err = s.startServer(ctx); err != nil {
 		return s, err
 	}
 	if err = s.registerWorkloads(ctx); err != nil {
 		return s, err
 	}
-	for _, node := range opts.Nodes {
-		if err = s.startAgent(ctx, node, bundlePath, port); err != nil {
-			return s, err
+	return s, s.startAgents(ctx)
+}
+
+// startServer starts the server on its configuration and data directory, writing them first
+// when absent, and returns once it is healthy.
+func (s *SPIRE) startServer(ctx context.Context) (err error) {
+	serverDir := filepath.Join(s.opts.Dir, "server")
+	if err = writeFile(filepath.Join(serverDir, "server.conf"), serverConfig(serverDir, s.opts.TrustDomain, s.port)); err != nil {
+		return err
+	}
+	s.server, err = process.Start(process.Spec{
+		Name:    "spire-server",
+		Binary:  filepath.Join(s.opts.BinDir, "spire-server"),
+		Args:    []string{"run", "-config", filepath.Join(serverDir, "server.conf")},
+		LogPath: filepath.Join(s.opts.Dir, "spire-server.log"),
+	})
+	if err != nil {
+		return err
+	}
+	return s.waitHealthy(ctx, s.server, "spire-server", "-socketPath", s.serverSocket())
+}
+
+// startAgents writes the server's current trust bundle where the agents bootstrap from and
+// starts one agent per node, each attested by a join token of its own.
+func (s *SPIRE) startAgents(ctx context.Context) error {
+	bundle, err := s.serverCLI(ctx, "bundle", "show")
+	if err != nil {
+		return err
+	}
+	bundlePath := filepath.Join(s.opts.Dir, "bundle.pem")
+	if err = writeFile(bundlePath, bundle); err != nil {
+		return err
+	}
+	for _, node := range s.opts.Nodes {
+		if err = s.startAgent(ctx, node, bundlePath, s.port); err != nil {
+			return err
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // SocketURL is the workload API socket of node's agent, as

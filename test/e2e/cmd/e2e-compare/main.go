@@ -69,6 +69,12 @@ var scenarios = []scenario{
 	{"MTU over vxlan, overhead subtracted, real VPP", "TestMTUOverVxlan/vpp"},
 	{"wireguard between nodes, encrypted on the wire, real VPP", "TestWireguardBetweenNodes/vpp"},
 	{"IPsec (IKEv2) between nodes, encrypted on the wire, real VPP", "TestIPsecIKEv2BetweenNodes/vpp"},
+	// deployments-k8s v1.18.0 examples/heal (issue 24, docs/upstream-examples.md): the rows of
+	// TestUpstreamHealExamples that make test runs; the others skip here (make upstream-slow).
+	{"heal/local-nsm-system-restart", "TestUpstreamHealExamples/local-nsm-system-restart/vppsim"},
+	{"heal/local-nsm-system-restart, real VPP", "TestUpstreamHealExamples/local-nsm-system-restart/vpp"},
+	{"heal/spire-server-agent-restart", "TestUpstreamHealExamples/spire-server-agent-restart/vppsim"},
+	{"heal/spire-server-agent-restart, real VPP", "TestUpstreamHealExamples/spire-server-agent-restart/vpp"},
 }
 
 const (

@@ -1,5 +1,6 @@
 // Command e2e-nse is an endpoint like NSM's cmd-nse-icmp-responder: it hands
-// out point-to-point addresses from NSM_CIDR_PREFIX, accepts the kernel
+// out point-to-point addresses from NSM_CIDR_PREFIX (sdk's CIDR groups, as the stock
+// endpoint reads them: each group gives every client an address), accepts the kernel
 // mechanism in its own network namespace (run it inside the pod's netns),
 // gives each client policy routes to the NSM_POLICY_ROUTES prefixes (or, with
 // NSM_POLICIES_FILE, the stock endpoint's policies file as it is) and
@@ -16,6 +17,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -31,9 +33,10 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/recvfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/policyroute"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/ipam/point2pointipam"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/ipam/groupipam"
 	"github.com/networkservicemesh/sdk/pkg/registry/common/clientinfo"
 	registrysendfd "github.com/networkservicemesh/sdk/pkg/registry/common/sendfd"
+	"github.com/networkservicemesh/sdk/pkg/tools/cidr"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/nsmgrpc"
@@ -47,7 +50,7 @@ type config struct {
 	ServiceNames        []string      `default:"icmp-responder" split_words:"true"`
 	RegisterService     bool          `default:"true" split_words:"true" desc:"register the network services too (false: they are registered already, as stock's NSM_REGISTER_SERVICE)"`
 	Payload             string        `default:"ETHERNET"`
-	CidrPrefix          []string      `default:"169.254.0.0/16" split_words:"true"`
+	CidrPrefix          []string      `default:"169.254.0.0/16" split_words:"true" desc:"CIDR groups as cmd-nse-icmp-responder reads them: a,b hands each client an address of a and one of b; [a,b] one of a, or of b once a is full"`
 	PolicyRoutes        []string      `split_words:"true" desc:"prefixes each client reaches through a policy route from its own address; PREFIX@PROTO:PORT puts a prefix in a policy of its own for that IP protocol and destination port"`
 	PoliciesFile        string        `split_words:"true" desc:"YAML policies handed to every client as they are, in the stock endpoint's format (policyfile.go); replaces NSM_POLICY_ROUTES"`
 	ReaddressCidrPrefix []string      `split_words:"true" desc:"where SIGHUP moves every client's addresses"`
@@ -78,9 +81,10 @@ func run() error {
 	if cfg.ListenOn.Scheme != "unix" {
 		return fmt.Errorf("NSM_LISTEN_ON must be a unix:// URL, got %q", cfg.ListenOn.String())
 	}
-	prefixes, err := parsePrefixes("NSM_CIDR_PREFIX", cfg.CidrPrefix)
-	if err != nil {
-		return err
+	// envconfig splits the list at every comma, brackets included; sdk's parser wants it whole.
+	var groups cidr.Groups
+	if err := groups.Decode(strings.Join(cfg.CidrPrefix, ",")); err != nil {
+		return fmt.Errorf("NSM_CIDR_PREFIX %q: %w", strings.Join(cfg.CidrPrefix, ","), err)
 	}
 	readdressPrefixes, err := parsePrefixes("NSM_READDRESS_CIDR_PREFIX", cfg.ReaddressCidrPrefix)
 	if err != nil {
@@ -122,7 +126,7 @@ func run() error {
 
 	functionality := []networkservice.NetworkServiceServer{
 		changes,
-		point2pointipam.NewServer(append(prefixes, readdressPrefixes...)...),
+		addressing(groups, readdressPrefixes),
 		policyServer,
 		recvfd.NewServer(),
 		mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
@@ -185,6 +189,14 @@ func register(ctx context.Context, cfg *config, dialOptions []grpc.DialOption) (
 			registrysendfd.NewNetworkServiceEndpointRegistryClient(),
 		},
 	})
+}
+
+// addressing is the endpoint's IPAM: sdk's groupipam, one point2pointipam per CIDR group, as
+// cmd-nse-icmp-responder's polite policy has it. The first group also holds the re-addressing
+// prefixes, so that a client excluded from its old addresses gets new ones from them.
+func addressing(groups cidr.Groups, readdressPrefixes []*net.IPNet) networkservice.NetworkServiceServer {
+	groups[0] = append(groups[0], readdressPrefixes...)
+	return groupipam.NewServer(groups)
 }
 
 func parsePrefixes(variable string, cidrs []string) ([]*net.IPNet, error) {
