@@ -57,6 +57,20 @@ var scenarios = []scenario{
 	// nothing.
 	{"memif from a client's own VPP to kernel, one node, real VPP", "TestLocalMemifFromClientVPPToKernel/vpp"},
 	{"memif from a client's own VPP to kernel, two nodes, real VPP", "TestRemoteMemifFromClientVPPToKernel/vpp"},
+	// deployments-k8s v1.18.0 examples/features and multiforwarder (issue 24,
+	// docs/upstream-examples.md): two forwarders on a node, two services in one client.
+	{"upstream features/select-forwarder", "TestUpstreamFeaturesSelectForwarder/vppsim"},
+	{"upstream features/select-forwarder, real VPP", "TestUpstreamFeaturesSelectForwarder/vpp"},
+	{"upstream multiforwarder + Kernel2Kernel", "TestUpstreamMultiforwarderKernel2Kernel/vppsim"},
+	{"upstream multiforwarder + Kernel2Kernel, real VPP", "TestUpstreamMultiforwarderKernel2Kernel/vpp"},
+	{"upstream features/multiple-services", "TestUpstreamFeaturesMultipleServices/vppsim"},
+	{"upstream features/multiple-services, real VPP", "TestUpstreamFeaturesMultipleServices/vpp"},
+	{"upstream features/exclude-prefixes-client", "TestUpstreamFeaturesExcludePrefixesClient/vppsim"},
+	{"upstream features/exclude-prefixes-client, real VPP", "TestUpstreamFeaturesExcludePrefixesClient/vpp"},
+	{"upstream features/mutually-aware-nses", "TestUpstreamFeaturesMutuallyAwareNSEs/vppsim"},
+	{"upstream features/mutually-aware-nses, real VPP", "TestUpstreamFeaturesMutuallyAwareNSEs/vpp"},
+	{"upstream features/change-nse-dynamically", "TestUpstreamFeaturesChangeNseDynamically/vppsim"},
+	{"upstream features/change-nse-dynamically, real VPP", "TestUpstreamFeaturesChangeNseDynamically/vpp"},
 }
 
 const (
