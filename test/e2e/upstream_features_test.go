@@ -491,3 +491,56 @@ func requireServedBy(ctx context.Context, t *testing.T, client *domain.Client, n
 	requireUpstreamPing(ctx, t, client.Pod.Netns, clientAddr, nseAddr)
 	requireUpstreamPing(ctx, t, nse.Pod.Netns, nseAddr, clientAddr)
 }
+
+// features/ipv6/Kernel2IP2Kernel_ipv6 and features/dual-stack/Kernel2IP2Kernel_dual_stack: client
+// on node 1, endpoint on node 2, a service of IP payload (so the forwarders choose wireguard,
+// difference 6 of docs/upstream-examples.md), the endpoint handing out 2001:db8::/116, or that
+// and 172.16.1.100/31; both VPPs hold a wireguard tunnel; upstream's pings both ways in each
+// family; Close leaves nothing. Real VPP only: the simulator carries nothing over wireguard.
+func TestUpstreamFeaturesKernel2IP2KernelFamilies(t *testing.T) {
+	skipUnlessFeaturesSlow(t)
+	for _, example := range []struct{ name, tag, cidr string }{
+		{"ipv6", "fip6", "2001:db8::/116"},
+		{"dual_stack", "fipd", "172.16.1.100/31,2001:db8::/116"},
+	} {
+		t.Run(example.name, func(t *testing.T) {
+			onEachVPP(t, func(t *testing.T, realVPP string) {
+				if realVPP == "" {
+					t.Skip(noTrafficOnSimulator)
+				}
+				if skipReason != "" {
+					t.Skip(skipReason)
+				}
+				sc := scenario{tag: example.tag, kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, realVPP: realVPP, cidr: example.cidr,
+					report: "upstream features/" + example.name + "/Kernel2IP2Kernel"}
+				ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
+				defer cancel()
+				d := startDomain(ctx, t, sc)
+				rep := reportOf(t)
+				nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse-kernel", service, sc.cidr, domain.WithPayload("IP"))
+				require.NoError(t, err)
+				client := connectClient(ctx, t, d, sc)
+				rep.step("connected over wireguard: pings in each family")
+				for _, node := range d.Nodes {
+					requireVPPHolds(ctx, t, d, node, "wireguard")
+				}
+				view := requireConnected(ctx, t, d, sc, client, nse)
+				families := 0
+				for _, src := range view.ipContext.GetSrcIpAddrs() {
+					for _, dst := range view.ipContext.GetDstIpAddrs() {
+						from, to := addrOf(t, src), addrOf(t, dst)
+						if strings.Contains(from, ":") != strings.Contains(to, ":") {
+							continue
+						}
+						families++
+						requireUpstreamPing(ctx, t, client.Pod.Netns, from, to)
+						requireUpstreamPing(ctx, t, nse.Pod.Netns, to, from)
+					}
+				}
+				require.Equal(t, len(strings.Split(sc.cidr, ",")), families, "address pairs of one family: %v", view.ipContext)
+				rep.step("close leaves nothing")
+				requireCloseLeavesNothing(ctx, t, d, client, nse)
+			})
+		})
+	}
+}
