@@ -544,3 +544,84 @@ func TestUpstreamFeaturesKernel2IP2KernelFamilies(t *testing.T) {
 		})
 	}
 }
+
+// features/nse-composition, on kernel hops: client → firewall → passthrough-1 → passthrough-2
+// → passthrough-3 → nse-kernel (172.16.1.100/31), every endpoint on the client's node, so one
+// forwarder carries all five hops. Upstream's endpoints are VPP endpoints over memif and its
+// firewall an ACL (TCP 80 denied, 8080 allowed); here each is a pass-through endpoint crossing
+// its two kernel interfaces at layer 2 (e2e-nse's NSM_PASS_THROUGH_TO), and there is no ACL.
+// Upstream's pings both ways through the chain; each pass-through pod holds exactly its two
+// hops; Close leaves nothing in any pod, the node, VPP or the journal.
+func TestUpstreamFeaturesNseComposition(t *testing.T) {
+	skipUnlessFeaturesSlow(t)
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		if skipReason != "" {
+			t.Skip(skipReason)
+		}
+		sc := withReport(upstreamScenario("fcmp", 1, realVPP), "upstream features/nse-composition (kernel hops)")
+		ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
+		defer cancel()
+		d := startDomain(ctx, t, sc)
+		rep := reportOf(t)
+		node := d.Nodes[0]
+		nse, err := d.StartEndpoint(ctx, node, "nse-kernel", "composition-gateway", "172.16.1.100/31")
+		require.NoError(t, err)
+		hops := []string{"firewall", "passthrough-1", "passthrough-2", "passthrough-3"}
+		onward := "composition-gateway"
+		passThroughs := make([]*domain.Endpoint, len(hops))
+		for i := len(hops) - 1; i >= 0; i-- {
+			serviceName := "composition-" + hops[i]
+			if i == 0 {
+				serviceName = "nse-composition"
+			}
+			// A pass-through's own range is never handed out; each gets one apart.
+			passThroughs[i], err = d.StartEndpoint(ctx, node, hops[i], serviceName, fmt.Sprintf("169.254.%d.0/30", 200+i), domain.WithPassThroughTo(onward))
+			require.NoError(t, err)
+			onward = serviceName
+		}
+		client, err := d.Connect(ctx, node, "alpine", "kernel://nse-composition/"+clientIfname)
+		require.NoError(t, err)
+		require.Len(t, client.Connections, 1)
+
+		rep.step("composed: each pod its hops, pings through the chain")
+		names := pathNames(client.Connections[0])
+		var endpoints []string
+		for _, name := range names {
+			if slices.Contains(hops, name) || name == nse.Name {
+				endpoints = append(endpoints, name)
+			}
+		}
+		require.Equal(t, append(slices.Clone(hops), nse.Name), endpoints, "the endpoints on the client's path, in order: %v", names)
+		for i, pt := range passThroughs {
+			state, err := topology.Inspect(pt.Pod.Netns)
+			require.NoError(t, err)
+			var links []string
+			for _, l := range state.Links {
+				if l.Name != "lo" {
+					links = append(links, l.Name)
+					require.True(t, l.Up, "%s pod: %s is down\n%s", hops[i], l.Name, state)
+				}
+			}
+			require.Len(t, links, 2, "%s pod should hold exactly its two hops\n%s", hops[i], state)
+		}
+		requireUpstreamPing(ctx, t, client.Pod.Netns, "172.16.1.101", "172.16.1.100")
+		requireUpstreamPing(ctx, t, nse.Pod.Netns, "172.16.1.100", "172.16.1.101")
+
+		rep.step("close leaves nothing")
+		require.NoError(t, client.Close(), "the client's Close failed:\n%s", client.Proc.LogTail(20))
+		requireEventuallyEmpty(t, "client pod", client.Pod.Netns)
+		for i, pt := range passThroughs {
+			requireEventuallyEmpty(t, hops[i]+" pod", pt.Pod.Netns)
+		}
+		requireEventuallyEmpty(t, "nse-kernel pod", nse.Pod.Netns)
+		requireVPPClean(ctx, t, d, node)
+		requireNodeKernelClean(t, node)
+		if ourDesign(d) {
+			requireJournalEmpty(ctx, t, d, node)
+		}
+		for _, pt := range passThroughs {
+			requireEndpointUnregisters(ctx, t, d, pt)
+		}
+		requireEndpointUnregisters(ctx, t, d, nse)
+	})
+}

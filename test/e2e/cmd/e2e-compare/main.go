@@ -71,6 +71,8 @@ var scenarios = []scenario{
 	{"upstream features/mutually-aware-nses, real VPP", "TestUpstreamFeaturesMutuallyAwareNSEs/vpp"},
 	{"upstream features/change-nse-dynamically", "TestUpstreamFeaturesChangeNseDynamically/vppsim"},
 	{"upstream features/change-nse-dynamically, real VPP", "TestUpstreamFeaturesChangeNseDynamically/vpp"},
+	{"upstream features/nse-composition (kernel hops)", "TestUpstreamFeaturesNseComposition/vppsim"},
+	{"upstream features/nse-composition (kernel hops), real VPP", "TestUpstreamFeaturesNseComposition/vpp"},
 	// Real VPP only: the simulator carries nothing over wireguard.
 	{"upstream features/ipv6/Kernel2IP2Kernel, real VPP", "TestUpstreamFeaturesKernel2IP2KernelFamilies/ipv6/vpp"},
 	{"upstream features/dual_stack/Kernel2IP2Kernel, real VPP", "TestUpstreamFeaturesKernel2IP2KernelFamilies/dual_stack/vpp"},
