@@ -20,6 +20,11 @@ func (d *Domain) Diagnostics() string {
 			writeTail(&b, p, logTailLength)
 		}
 	}
+	for _, n := range d.extraForwarders {
+		for _, p := range []*process.Process{n.Forwarder, n.VPP} {
+			writeTail(&b, p, logTailLength)
+		}
+	}
 	for _, e := range d.endpoints {
 		writeTail(&b, e.Proc, logTailLength/2)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,6 +102,10 @@ type Node struct {
 	IdleKernel     *topology.State
 	// ownVPPPid is the VPP the forwarder started (Config.ForwarderStartsVPP), last seen.
 	ownVPPPid int
+	// extra names a node's additional forwarder (AddForwarder) and its VPP; empty for the
+	// node's first forwarder. forwarderEnv is added to that forwarder's environment.
+	extra        string
+	forwarderEnv []string
 }
 
 // Domain is a running NSM domain.
@@ -120,6 +125,8 @@ type Domain struct {
 	clients       []*Client
 	// vppClients are the clients with a VPP of their own (ConnectVPPClient).
 	vppClients []*VPPClient
+	// extraForwarders are the nodes' additional forwarders, each with its own VPP (AddForwarder).
+	extraForwarders []*Node
 	// Timings records how long each step of bring-up took, in order.
 	Timings []Timing
 }
@@ -379,7 +386,7 @@ func (d *Domain) startForwarder(ctx context.Context, node *Node, dir string) (er
 		Netns:   node.Netns,
 		Binary:  argv[0],
 		Args:    argv[1:],
-		Env:     append(d.workloadEnv(node, node.ForwarderName, append(env, d.deviceSelectorEnv()...)...), append(d.tokenLifetimeEnv(), d.cfg.ForwarderEnv...)...),
+		Env:     append(d.workloadEnv(node, node.ForwarderName, append(env, d.deviceSelectorEnv()...)...), slices.Concat(d.tokenLifetimeEnv(), d.cfg.ForwarderEnv, node.forwarderEnv)...),
 		LogPath: filepath.Join(dir, "forwarder.log"),
 	}
 	if d.cfg.ForwarderStartsVPP {
@@ -625,6 +632,11 @@ func (d *Domain) Close() error {
 		errs = append(errs, host.Stop(stopGrace))
 	}
 	forwardersStopped := true
+	for i := len(d.extraForwarders) - 1; i >= 0; i-- {
+		if d.extraForwarders[i].Forwarder != nil {
+			errs = append(errs, d.extraForwarders[i].Forwarder.Stop(stopGrace))
+		}
+	}
 	for i := len(d.Nodes) - 1; i >= 0; i-- {
 		if d.Nodes[i].Forwarder == nil {
 			forwardersStopped = false
@@ -642,6 +654,9 @@ func (d *Domain) Close() error {
 			}
 		}
 		errs = append(errs, stopVPP(d.Nodes[i]))
+	}
+	for _, extra := range d.extraForwarders {
+		errs = append(errs, stopVPP(extra))
 	}
 	if d.Registry != nil {
 		errs = append(errs, d.Registry.Stop(stopGrace))
@@ -666,7 +681,7 @@ func (d *Domain) requireNothingRegistered() error {
 	// the stock forwarder's: the registry expires a stock forwarder's record.
 	forwarders := map[string]bool{}
 	if !d.cfg.Forwarder.Ours {
-		for _, n := range d.Nodes {
+		for _, n := range slices.Concat(d.Nodes, d.extraForwarders) {
 			forwarders[n.ForwarderName] = true
 			for _, name := range n.formerForwarderNames {
 				forwarders[name] = true

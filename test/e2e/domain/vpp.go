@@ -57,7 +57,7 @@ func (d *Domain) VPPName() string {
 func (d *Domain) startVPP(ctx context.Context, node *Node, dir string) (err error) {
 	spec := process.Spec{Netns: node.Netns}
 	if d.RealVPP() {
-		layout, layoutErr := realvpp.NewLayout(filepath.Join(dir, "vpp"), node.Netns)
+		layout, layoutErr := realvpp.NewLayout(filepath.Join(dir, "vpp"), node.Netns+node.extra)
 		if layoutErr != nil {
 			return layoutErr
 		}
@@ -66,10 +66,10 @@ func (d *Domain) startVPP(ctx context.Context, node *Node, dir string) (err erro
 		}
 		node.VPPLayout = &layout
 		node.APISocket = layout.APISocket()
-		spec.Name, spec.Binary, spec.Args = "vpp-"+node.Name, d.cfg.RealVPP, []string{"-c", layout.ConfigPath()}
+		spec.Name, spec.Binary, spec.Args = "vpp-"+node.Name+node.extra, d.cfg.RealVPP, []string{"-c", layout.ConfigPath()}
 		spec.LogPath = filepath.Join(dir, "vpp-output.log")
 	} else {
-		spec.Name, spec.Binary = "vppsim-"+node.Name, d.cfg.Binaries.Simulator
+		spec.Name, spec.Binary = "vppsim-"+node.Name+node.extra, d.cfg.Binaries.Simulator
 		spec.Args = []string{"--api-socket", node.APISocket, "--state-socket", node.StateSocket}
 		spec.LogPath = filepath.Join(dir, "vppsim.log")
 	}

@@ -246,6 +246,22 @@ func (c *Client) Close() error {
 	return c.Proc.Stop(stopGrace)
 }
 
+// CloseLast makes the client close its last open connection and keep the others (e2e-nsc's
+// SIGUSR1), and returns once it did, with Connections read again.
+func (c *Client) CloseLast(ctx context.Context) error {
+	logStart, err := fileSize(c.Proc.LogPath())
+	if err != nil {
+		return err
+	}
+	if err = c.Proc.Signal(syscall.SIGUSR1); err != nil {
+		return err
+	}
+	if err = waitForLogLine(ctx, c.Proc, logStart, "SIGUSR1: closed"); err != nil {
+		return fmt.Errorf("%s: %w", c.Name, err)
+	}
+	return c.ReloadConnections()
+}
+
 // Kill SIGKILLs the client, as an OOM kill does: no Close is sent, and its pod
 // namespace stays with whatever NSM put there.
 func (c *Client) Kill() {

@@ -75,6 +75,25 @@ var scenarios = []scenario{
 	{"heal/local-nsm-system-restart, real VPP", "TestUpstreamHealExamples/local-nsm-system-restart/vpp"},
 	{"heal/spire-server-agent-restart", "TestUpstreamHealExamples/spire-server-agent-restart/vppsim"},
 	{"heal/spire-server-agent-restart, real VPP", "TestUpstreamHealExamples/spire-server-agent-restart/vpp"},
+	// deployments-k8s v1.18.0 examples/features and multiforwarder (issue 24,
+	// docs/upstream-examples.md): two forwarders on a node, two services in one client.
+	{"upstream features/select-forwarder", "TestUpstreamFeaturesSelectForwarder/vppsim"},
+	{"upstream features/select-forwarder, real VPP", "TestUpstreamFeaturesSelectForwarder/vpp"},
+	{"upstream multiforwarder + Kernel2Kernel", "TestUpstreamMultiforwarderKernel2Kernel/vppsim"},
+	{"upstream multiforwarder + Kernel2Kernel, real VPP", "TestUpstreamMultiforwarderKernel2Kernel/vpp"},
+	{"upstream features/multiple-services", "TestUpstreamFeaturesMultipleServices/vppsim"},
+	{"upstream features/multiple-services, real VPP", "TestUpstreamFeaturesMultipleServices/vpp"},
+	{"upstream features/exclude-prefixes-client", "TestUpstreamFeaturesExcludePrefixesClient/vppsim"},
+	{"upstream features/exclude-prefixes-client, real VPP", "TestUpstreamFeaturesExcludePrefixesClient/vpp"},
+	{"upstream features/mutually-aware-nses", "TestUpstreamFeaturesMutuallyAwareNSEs/vppsim"},
+	{"upstream features/mutually-aware-nses, real VPP", "TestUpstreamFeaturesMutuallyAwareNSEs/vpp"},
+	{"upstream features/change-nse-dynamically", "TestUpstreamFeaturesChangeNseDynamically/vppsim"},
+	{"upstream features/change-nse-dynamically, real VPP", "TestUpstreamFeaturesChangeNseDynamically/vpp"},
+	{"upstream features/nse-composition (kernel hops)", "TestUpstreamFeaturesNseComposition/vppsim"},
+	{"upstream features/nse-composition (kernel hops), real VPP", "TestUpstreamFeaturesNseComposition/vpp"},
+	// Real VPP only: the simulator carries nothing over wireguard.
+	{"upstream features/ipv6/Kernel2IP2Kernel, real VPP", "TestUpstreamFeaturesKernel2IP2KernelFamilies/ipv6/vpp"},
+	{"upstream features/dual_stack/Kernel2IP2Kernel, real VPP", "TestUpstreamFeaturesKernel2IP2KernelFamilies/dual_stack/vpp"},
 }
 
 const (

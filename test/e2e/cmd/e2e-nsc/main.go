@@ -5,8 +5,9 @@
 // written to NSM_CONNECTION_FILE (protojson, one per line) so the harness can
 // compare the pod's kernel state with the IP context; the file is rewritten
 // after every refresh and heal. NSM_MTU, when set, is the MTU each
-// connection's context asks for. On SIGTERM it closes its
-// connections and exits non-zero if a Close failed.
+// connection's context asks for. As cmd-nsc, it keeps each connection's addresses out of
+// the others' (sdk's excludedprefixes client, NSM_AWARENESS_GROUPS). On SIGTERM it closes its
+// connections and exits non-zero if a Close failed; SIGUSR1 closes its last open connection.
 package main
 
 import (
@@ -26,12 +27,14 @@ import (
 	kernelheal "github.com/networkservicemesh/sdk-kernel/pkg/kernel/tools/heal"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/client"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/excludedprefixes"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/heal"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/kernel"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/retry"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
+	"github.com/networkservicemesh/sdk/pkg/tools/awarenessgroups"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/sdk/pkg/tools/nsurl"
 
@@ -58,6 +61,10 @@ type config struct {
 	// MTU, when set, is what each connection's context asks for (ConnectionContext.MTU); zero
 	// leaves it to the path, as cmd-nsc does.
 	MTU uint32 `envconfig:"MTU" desc:"MTU each connection's context asks for"`
+	// AwarenessGroups are cmd-nsc's NSM_AWARENESS_GROUPS ([kernel://a/nsm-1,kernel://b/nsm-2]):
+	// the connections of a group may share addresses (NSM's mutually-aware-nses example); every
+	// other connection's addresses are excluded from the next one's, as cmd-nsc does.
+	AwarenessGroups awarenessgroups.Decoder `split_words:"true" desc:"groups of network service URLs whose connections may share addresses"`
 }
 
 // grantedLine starts the log line that says how long a first Request took.
@@ -111,6 +118,7 @@ func run() error {
 			kernelmech.MECHANISM: chain.NewNetworkServiceClient(kernel.NewClient()),
 		}),
 		sendfd.NewClient(),
+		excludedprefixes.NewClient(excludedprefixes.WithAwarenessGroups(cfg.AwarenessGroups)),
 	}
 	var record *recorder
 	if cfg.ConnectionFile != "" {
@@ -186,6 +194,7 @@ func run() error {
 	if cfg.RefreshSpacing > 0 {
 		refreshing.Go(func() { paced.run(refreshCtx) })
 	}
+	refreshing.Go(func() { closeLastOnSignal(refreshCtx, nsmClient, paced, record, cfg.RequestTimeout) })
 	<-signalCtx.Done()
 	return closeAll()
 }

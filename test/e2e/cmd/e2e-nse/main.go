@@ -43,24 +43,26 @@ import (
 )
 
 type config struct {
-	Name                string        `default:"icmp-server"`
-	ConnectTo           url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
-	ListenOn            url.URL       `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on"`
-	MaxTokenLifetime    time.Duration `default:"10m" split_words:"true"`
-	ServiceNames        []string      `default:"icmp-responder" split_words:"true"`
-	RegisterService     bool          `default:"true" split_words:"true" desc:"register the network services too (false: they are registered already, as stock's NSM_REGISTER_SERVICE)"`
-	Payload             string        `default:"ETHERNET"`
-	CidrPrefix          []string      `default:"169.254.0.0/16" split_words:"true" desc:"CIDR groups as cmd-nse-icmp-responder reads them: a,b hands each client an address of a and one of b; [a,b] one of a, or of b once a is full"`
-	PolicyRoutes        []string      `split_words:"true" desc:"prefixes each client reaches through a policy route from its own address; PREFIX@PROTO:PORT puts a prefix in a policy of its own for that IP protocol and destination port"`
-	PoliciesFile        string        `split_words:"true" desc:"YAML policies handed to every client as they are, in the stock endpoint's format (policyfile.go); replaces NSM_POLICY_ROUTES"`
-	ReaddressCidrPrefix []string      `split_words:"true" desc:"where SIGHUP moves every client's addresses"`
-	DstRoutes           []string      `split_words:"true" desc:"prefixes the endpoint reaches through each client"`
-	RerouteDstRoutes    []string      `split_words:"true" desc:"what NSM_DST_ROUTES become after SIGUSR2"`
-	DialTimeout         time.Duration `default:"5s" split_words:"true"`
-	SVIDTimeout         time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
-	LogLevel            string        `default:"INFO" split_words:"true"`
-	CallLog             string        `split_words:"true" desc:"file receiving one JSON line per Request and Close served (nsmgrpc.Call)"`
-	PassThroughTo       string        `split_words:"true" desc:"makes this a pass-through endpoint that asks onward for this network service (passthrough.go)"`
+	Name                string            `default:"icmp-server"`
+	ConnectTo           url.URL           `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
+	ListenOn            url.URL           `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on"`
+	MaxTokenLifetime    time.Duration     `default:"10m" split_words:"true"`
+	ServiceNames        []string          `default:"icmp-responder" split_words:"true"`
+	Payload             string            `default:"ETHERNET"`
+	CidrPrefix          []string          `default:"169.254.0.0/16" split_words:"true" desc:"CIDR groups as cmd-nse-icmp-responder reads them: a,b hands each client an address of a and one of b; [a,b] one of a, or of b once a is full"`
+	PolicyRoutes        []string          `split_words:"true" desc:"prefixes each client reaches through a policy route from its own address; PREFIX@PROTO:PORT puts a prefix in a policy of its own for that IP protocol and destination port"`
+	PoliciesFile        string            `split_words:"true" desc:"YAML policies handed to every client as they are, in the stock endpoint's format (policyfile.go); replaces NSM_POLICY_ROUTES"`
+	ReaddressCidrPrefix []string          `split_words:"true" desc:"where SIGHUP moves every client's addresses"`
+	DstRoutes           []string          `split_words:"true" desc:"prefixes the endpoint reaches through each client"`
+	RerouteDstRoutes    []string          `split_words:"true" desc:"what NSM_DST_ROUTES become after SIGUSR2"`
+	DialTimeout         time.Duration     `default:"5s" split_words:"true"`
+	SVIDTimeout         time.Duration     `default:"30s" envconfig:"SVID_TIMEOUT"`
+	LogLevel            string            `default:"INFO" split_words:"true"`
+	CallLog             string            `split_words:"true" desc:"file receiving one JSON line per Request and Close served (nsmgrpc.Call)"`
+	PassThroughTo       string            `split_words:"true" desc:"makes this a pass-through endpoint that asks onward for this network service (passthrough.go)"`
+	Labels              map[string]string `desc:"the endpoint's labels for each of its services, what destination selectors match"`
+	ServiceFile         string            `split_words:"true" desc:"protojson NetworkService registered in place of the plain one, registered again on SIGUSR1 (servicefile.go)"`
+	RegisterService     bool              `default:"true" split_words:"true" desc:"false registers the endpoint only, its service being registered by another"`
 }
 
 func main() {
@@ -163,9 +165,16 @@ func run() error {
 	responder.Register(server)
 	errCh := nsmgrpc.Serve(registrationCtx, server, cfg.ListenOn)
 
-	nse, unregister, err := register(registrationCtx, &cfg, nsmgrpc.DialOptions(source, generate))
+	registration, err := registrationOf(&cfg, nsmgrpc.DialOptions(source, generate))
 	if err != nil {
 		return err
+	}
+	nse, unregister, err := nsmgrpc.Register(registrationCtx, registration)
+	if err != nil {
+		return err
+	}
+	if cfg.ServiceFile != "" {
+		go watchServiceFile(ctx, cfg.ServiceFile, registration)
 	}
 	log.FromContext(ctx).Infof("endpoint %s registered for %v at %s", nse.GetName(), nse.GetNetworkServiceNames(), cfg.ListenOn.String())
 
@@ -179,16 +188,26 @@ func run() error {
 	return err
 }
 
-func register(ctx context.Context, cfg *config, dialOptions []grpc.DialOption) (*registryapi.NetworkServiceEndpoint, func() error, error) {
-	return nsmgrpc.Register(ctx, &nsmgrpc.Endpoint{
+// registrationOf is what the endpoint registers: itself, with its labels, and its services
+// (NSM_SERVICE_FILE's in place of the plain ones; none with NSM_REGISTER_SERVICE=false).
+func registrationOf(cfg *config, dialOptions []grpc.DialOption) (*nsmgrpc.Endpoint, error) {
+	e := &nsmgrpc.Endpoint{
 		Name: cfg.Name, Services: cfg.ServiceNames, Payload: cfg.Payload, URL: cfg.ListenOn.String(),
+		Labels: cfg.Labels, NoServices: !cfg.RegisterService,
 		ConnectTo: &cfg.ConnectTo, DialTimeout: cfg.DialTimeout, DialOptions: dialOptions,
-		ServicesRegistered: !cfg.RegisterService,
 		NSEClients: []registryapi.NetworkServiceEndpointRegistryClient{
 			clientinfo.NewNetworkServiceEndpointRegistryClient(),
 			registrysendfd.NewNetworkServiceEndpointRegistryClient(),
 		},
-	})
+	}
+	if cfg.ServiceFile != "" {
+		service, err := readServiceFile(cfg.ServiceFile)
+		if err != nil {
+			return nil, err
+		}
+		e.NetworkServices = []*registryapi.NetworkService{service}
+	}
+	return e, nil
 }
 
 // addressing is the endpoint's IPAM: sdk's groupipam, one point2pointipam per CIDR group, as

@@ -23,31 +23,33 @@ type Endpoint struct {
 	ConnectTo   *url.URL
 	DialTimeout time.Duration
 	DialOptions []grpc.DialOption
+	// Labels are the endpoint's labels for each of its services, what a service's destination
+	// selectors match (cmd-nse-icmp-responder's NSM_LABELS).
+	Labels map[string]string
+	// NetworkServices, when set, are registered in place of Services with Payload: services
+	// with matches, as an operator applies them (a NetworkService resource).
+	NetworkServices []*registryapi.NetworkService
+	// NoServices registers the endpoint only, its services being someone else's (stock's
+	// NSM_REGISTER_SERVICE=false). The registry lets only the identity that registered a service
+	// change it, so an endpoint in a new pod (heal local-nse-death) cannot register it again.
+	NoServices bool
 	// NSEClients are added to the endpoint registry client's chain (an endpoint behind an nsmgr
 	// passes its client info and descriptors).
 	NSEClients []registryapi.NetworkServiceEndpointRegistryClient
-	// ServicesRegistered says the network services are in the registry already (stock's
-	// NSM_REGISTER_SERVICE=false): only the endpoint is registered. The registry lets only the
-	// identity that registered a service change it, so an endpoint in a new pod (heal
-	// local-nse-death) cannot register it again.
-	ServicesRegistered bool
 }
 
 // Register registers e's network services and e, and returns e as registered and how to
 // withdraw it.
 func Register(ctx context.Context, e *Endpoint) (*registryapi.NetworkServiceEndpoint, func() error, error) {
-	nsClient := registryclient.NewNetworkServiceRegistryClient(ctx,
-		registryclient.WithClientURL(e.ConnectTo),
-		registryclient.WithDialTimeout(e.DialTimeout),
-		registryclient.WithAuthorizeNSRegistryClient(registryauthorize.NewNetworkServiceRegistryClient(
-			registryauthorize.WithPolicies(RegistryClientPolicies...))),
-		registryclient.WithDialOptions(e.DialOptions...))
-	for _, service := range e.Services {
-		if e.ServicesRegistered {
-			break
+	if !e.NoServices {
+		services := e.NetworkServices
+		if services == nil {
+			for _, service := range e.Services {
+				services = append(services, &registryapi.NetworkService{Name: service, Payload: e.Payload})
+			}
 		}
-		if _, err := nsClient.Register(ctx, &registryapi.NetworkService{Name: service, Payload: e.Payload}); err != nil {
-			return nil, nil, fmt.Errorf("register network service %s: %w", service, err)
+		if err := RegisterServices(ctx, e, services...); err != nil {
+			return nil, nil, err
 		}
 	}
 	nseClient := registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
@@ -65,7 +67,7 @@ func Register(ctx context.Context, e *Endpoint) (*registryapi.NetworkServiceEndp
 		Url:                  e.URL,
 	}
 	for _, service := range e.Services {
-		nse.NetworkServiceLabels[service] = &registryapi.NetworkServiceLabels{}
+		nse.NetworkServiceLabels[service] = &registryapi.NetworkServiceLabels{Labels: e.Labels}
 	}
 	registered, err := nseClient.Register(ctx, nse)
 	if err != nil {
@@ -78,4 +80,21 @@ func Register(ctx context.Context, e *Endpoint) (*registryapi.NetworkServiceEndp
 		return unregisterErr
 	}
 	return registered, unregister, nil
+}
+
+// RegisterServices registers services, or registers them again with what they say now (an
+// operator applying a changed NetworkService), through e's registry or nsmgr.
+func RegisterServices(ctx context.Context, e *Endpoint, services ...*registryapi.NetworkService) error {
+	nsClient := registryclient.NewNetworkServiceRegistryClient(ctx,
+		registryclient.WithClientURL(e.ConnectTo),
+		registryclient.WithDialTimeout(e.DialTimeout),
+		registryclient.WithAuthorizeNSRegistryClient(registryauthorize.NewNetworkServiceRegistryClient(
+			registryauthorize.WithPolicies(RegistryClientPolicies...))),
+		registryclient.WithDialOptions(e.DialOptions...))
+	for _, service := range services {
+		if _, err := nsClient.Register(ctx, service); err != nil {
+			return fmt.Errorf("register network service %s: %w", service.GetName(), err)
+		}
+	}
+	return nil
 }
