@@ -3,9 +3,10 @@
 // for each NSM_NETWORK_SERVICES entry (memif://service/name) with the memif mechanism. The
 // forwarder serves the memif socket in this namespace; this client's VPP connects to it as the
 // memif slave and gets the connection's addresses and routes (sdk-vpp's client elements, as
-// cmd-nsc-vpp has them). Each granted connection is written to NSM_CONNECTION_FILE (protojson,
-// one per line). On SIGTERM it closes its connections, which removes the memif from its VPP,
-// and exits non-zero if a Close failed.
+// cmd-nsc-vpp has them), and heals on the connection monitor's events as cmd-nsc-vpp does. Each
+// connection first granted is written to NSM_CONNECTION_FILE (protojson, one per line). On
+// SIGTERM it closes its connections, which removes the memif from its VPP, and exits non-zero if
+// a Close failed.
 package main
 
 import (
@@ -28,6 +29,7 @@ import (
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/up"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/client"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/heal"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/retry"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
@@ -96,6 +98,9 @@ func run() error {
 		client.WithClientURL(&cfg.ConnectTo),
 		client.WithName(cfg.Name),
 		client.WithAuthorizeClient(authorize.NewClient()),
+		// cmd-nsc-vpp heals on the connection monitor's events, as here (no data-path liveness
+		// check: its data plane is its own VPP, not the kernel).
+		client.WithHealClient(heal.NewClient(ctx)),
 		client.WithAdditionalFunctionality(
 			up.NewClient(ctx, vppConn),
 			connectioncontext.NewClient(vppConn),
