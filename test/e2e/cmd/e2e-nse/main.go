@@ -31,7 +31,6 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/recvfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/policyroute"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/ipam/point2pointipam"
 	"github.com/networkservicemesh/sdk/pkg/registry/common/clientinfo"
 	registrysendfd "github.com/networkservicemesh/sdk/pkg/registry/common/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
@@ -122,16 +121,15 @@ func run() error {
 	}
 	go changes.watch(ctx, readdressPrefixes)
 
-	functionality := []networkservice.NetworkServiceServer{
-		changes,
-		point2pointipam.NewServer(append(prefixes, readdressPrefixes...)...),
+	functionality := append([]networkservice.NetworkServiceServer{changes}, ipamByFamily(append(prefixes, readdressPrefixes...))...)
+	functionality = append(functionality,
 		policyServer,
 		recvfd.NewServer(),
 		mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
 			kernelmech.MECHANISM: kernel.NewServer(),
 		}),
 		sendfd.NewServer(),
-	}
+	)
 	if cfg.PassThroughTo != "" {
 		if err = passThroughPod(); err != nil {
 			return err
