@@ -52,12 +52,14 @@ func TestIPsecIKEv2BetweenNodes(t *testing.T) {
 func TestWireguardSurvivesForwarderRestart(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
 		if realVPP != "" {
-			// Run on 2 Dec 2026 on real VPP: both forwarders came back, the client was granted
-			// again and each VPP held a wireguard interface, but the 3 pings sent right after
-			// the heal were all lost. The wait for the rebuilt tunnel's handshake below was
-			// added after that run and has not run yet, nor has the check of the peers after
-			// Close.
-			t.Skip("issue 23: wireguard across a forwarder restart: every ping right after the heal was lost; the wait for the new handshake is not run yet")
+			// Run twice on 2 Dec 2026 on real VPP: both forwarders came back, the client was
+			// granted again and each VPP held a wireguard interface. The client's pings cross
+			// the rebuilt tunnel once its handshake completed (the wait below), but the
+			// endpoint's ping to the client, through the interface name the endpoint pod had
+			// before the restart, failed: not yet known whether the endpoint's side was rebuilt
+			// under another name or the return path is broken. The peers after Close are not
+			// checked yet.
+			t.Skip("issue 23: wireguard across a forwarder restart: after the heal the endpoint's ping to the client fails")
 		}
 		tunnel := wireguardTunnel("wgr")
 		tunnel.restart, tunnel.report = true, "wireguard between nodes, forwarder restart"
@@ -69,11 +71,12 @@ func TestWireguardSurvivesForwarderRestart(t *testing.T) {
 func TestIPsecSurvivesForwarderRestart(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
 		if realVPP != "" {
-			// Run on 2 Dec 2026 on real VPP, as the wireguard variant: healed, an IPsec
-			// interface in each VPP, the 3 pings right after the heal all lost. Whether the
-			// previous run's IPsec interface and IKEv2 profile are gone after Close (the
-			// journal now releases both) is not run yet.
-			t.Skip("issue 23: IPsec across a forwarder restart: every ping right after the heal was lost; the wait for the new SA is not run yet")
+			// Run twice on 2 Dec 2026 on real VPP, with what the wireguard variant saw: healed,
+			// an IPsec interface in each VPP, the client's pings cross once the new SA is up,
+			// the endpoint's ping to the client fails. Whether the previous run's IPsec
+			// interface and IKEv2 profile are gone after Close (the journal now releases both)
+			// is not reached yet.
+			t.Skip("issue 23: IPsec across a forwarder restart: after the heal the endpoint's ping to the client fails")
 		}
 		tunnel := ipsecTunnel("ipsecr")
 		tunnel.restart, tunnel.report = true, "IPsec (IKEv2) between nodes, forwarder restart"
