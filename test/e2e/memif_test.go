@@ -33,7 +33,28 @@ func TestLocalMemifFromClientVPPToKernel(t *testing.T) {
 		if realVPP == "" {
 			t.Skip(noMemifOnSimulator)
 		}
-		runMemif(t, scenario{report: "memif from a client's own VPP to kernel, one node", tag: "memif", kernelType: "auto", nodes: 1, realVPP: realVPP})
+		runMemif(t, scenario{report: "memif from a client's own VPP to kernel, one node", tag: "memif", kernelType: "auto", nodes: 1, realVPP: realVPP}, false)
+	})
+}
+
+// The one-node scenario with the forwarder SIGKILLed and started again beside its VPP once the
+// pings crossed: the client's VPP must reach the endpoint again, and Close leave the forwarder's
+// VPP without the memif interface or socket of either run; real VPP only.
+func TestLocalMemifSurvivesForwarderRestart(t *testing.T) {
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		if realVPP == "" {
+			t.Skip(noMemifOnSimulator)
+		}
+		// Run on 2 Dec 2026 on real VPP: the new forwarder starts and the client's VPP pings
+		// the endpoint at once (VPP kept the memif), but the harness cannot tell when this
+		// client has healed (e2e-nsc-vpp writes its connections once, not on each grant), and
+		// its Close, sent 1 s after the restart before any heal, was refused onward
+		// (PermissionDenied from the next hop's authorization): the endpoint pod kept its
+		// interface, address and route, as the README's gap "a previous run's connection closed
+		// by its client" says (the next hop's side waits for its token expiry).
+		t.Skip("issue 23: memif across a forwarder restart: the harness cannot wait for the VPP client's heal, and a Close before it leaves the endpoint's interface until its token expiry")
+		runMemif(t, scenario{report: "memif from a client's own VPP to kernel, forwarder restart", tag: "memifr", kernelType: "auto", nodes: 1,
+			requestTimeout: crashRequestTimeout, realVPP: realVPP}, true)
 	})
 }
 
@@ -45,11 +66,14 @@ func TestRemoteMemifFromClientVPPToKernel(t *testing.T) {
 			t.Skip(noMemifOnSimulator)
 		}
 		runMemif(t, scenario{report: "memif from a client's own VPP to kernel, two nodes", tag: "rmemif", kernelType: "auto", nodes: 2,
-			clientNode: 0, endpointNode: 1, overVxlan: true, realVPP: realVPP})
+			clientNode: 0, endpointNode: 1, overVxlan: true, realVPP: realVPP}, false)
 	})
 }
 
-func runMemif(t *testing.T, sc scenario) {
+// runMemif connects the client's VPP to the kernel endpoint over memif and pings both ways; with
+// restart, every forwarder is then SIGKILLed and started again and the client's VPP must reach
+// the endpoint again. Close must leave every VPP, pod and node as before.
+func runMemif(t *testing.T, sc scenario, restart bool) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
@@ -60,6 +84,12 @@ func runMemif(t *testing.T, sc scenario) {
 	node := d.Nodes[sc.clientNode]
 	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR)
 	require.NoError(t, err)
+
+	var idleMemif string
+	if restart {
+		idleMemif, err = d.VPPShow(ctx, node, "show memif")
+		require.NoError(t, err)
+	}
 
 	rep.step("connect")
 	client, err := d.ConnectVPPClient(ctx, node, "nsc-vpp", fmt.Sprintf("memif://%s/memif0", service))
@@ -93,6 +123,28 @@ func runMemif(t *testing.T, sc scenario) {
 	}
 	t.Logf("%s on %s: the client's own VPP and the kernel endpoint ping each other over memif", d.Forwarder().Name, d.VPPName())
 
+	if restart {
+		rep.step("restart")
+		restartedAt := time.Now()
+		for _, n := range d.Nodes {
+			require.NoError(t, d.RestartForwarder(ctx, n), "the forwarder did not start again beside its VPP")
+		}
+		rep.step("heal: the client's VPP reaches the endpoint again")
+		dst := addrOf(t, ipContext.GetDstIpAddrs()[0])
+		var out string
+		waitUntil(t, restartedAt.Add(healTimeout), 500*time.Millisecond, func() bool {
+			out, err = client.CLI(ctx, "ping "+dst+" repeat 3 interval 0.2")
+			m := vppPingReceived.FindStringSubmatch(out)
+			return err == nil && m != nil && m[2] == "3"
+		}, func() string {
+			return fmt.Sprintf("the client's VPP does not reach %s %s after the restart (error %v):\n%s\nclient:\n%s", dst, healTimeout, err, out, client.Proc.LogTail(20))
+		})
+		rep.recovered(time.Since(restartedAt))
+		for _, src := range ipContext.GetSrcIpAddrs() {
+			requirePing(ctx, t, nse.Pod.Netns, nseIfname, src)
+		}
+	}
+
 	rep.step("close leaves nothing")
 	require.NoError(t, client.Close(), "the client's Close failed:\n%s", client.Proc.LogTail(20))
 	var now []domain.VPPInterface
@@ -107,6 +159,17 @@ func runMemif(t *testing.T, sc scenario) {
 	for _, n := range d.Nodes {
 		requireVPPClean(ctx, t, d, n)
 		requireNodeKernelClean(t, n)
+	}
+	if restart {
+		// The memif socket is not an interface: sdk-vpp deletes it on Close, a release after a
+		// restart must too.
+		var memifNow string
+		waitFor(t, 200*time.Millisecond, func() bool {
+			memifNow, err = d.VPPShow(ctx, node, "show memif")
+			return err == nil && memifNow == idleMemif
+		}, func() string {
+			return fmt.Sprintf("%s: show memif after Close (error %v):\n%s\nbefore the connection:\n%s", node.Name, err, memifNow, idleMemif)
+		})
 	}
 	rep.step("endpoint unregisters")
 	requireEndpointUnregisters(ctx, t, d, nse)

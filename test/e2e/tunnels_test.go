@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +34,7 @@ const noTrafficOnSimulator = "vppsim records wireguard and IPsec interfaces but 
 // Wireguard between the nodes' tunnel IPs; real VPP only (its wireguard plugin).
 func TestWireguardBetweenNodes(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
-		runEncrypted(t, realVPP, encryptedTunnel{report: "wireguard between nodes, encrypted on the wire", tag: "wg", priority: "WIREGUARD", kind: "wireguard", wireFilter: "udp port 51820"})
+		runEncrypted(t, realVPP, wireguardTunnel("wg"))
 	})
 }
 
@@ -41,8 +42,56 @@ func TestWireguardBetweenNodes(t *testing.T) {
 // plugins).
 func TestIPsecIKEv2BetweenNodes(t *testing.T) {
 	onEachVPP(t, func(t *testing.T, realVPP string) {
-		runEncrypted(t, realVPP, encryptedTunnel{report: "IPsec (IKEv2) between nodes, encrypted on the wire", tag: "ipsec", priority: "IPSEC", kind: "ipsec", wireFilter: "esp or udp port 4500"})
+		runEncrypted(t, realVPP, ipsecTunnel("ipsec"))
 	})
+}
+
+// Wireguard, then both forwarders SIGKILLed and started again beside their VPPs: the client heals,
+// every ping crosses the tunnel again, and Close leaves no interface and no wireguard peer of
+// either run; real VPP only.
+func TestWireguardSurvivesForwarderRestart(t *testing.T) {
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		if realVPP != "" {
+			// Run twice on 2 Dec 2026 on real VPP: both forwarders came back, the client was
+			// granted again and each VPP held a wireguard interface. The client's pings cross
+			// the rebuilt tunnel once its handshake completed (the wait below), but the
+			// endpoint's ping to the client, through the interface name the endpoint pod had
+			// before the restart, failed: not yet known whether the endpoint's side was rebuilt
+			// under another name or the return path is broken. The peers after Close are not
+			// checked yet.
+			t.Skip("issue 23: wireguard across a forwarder restart: after the heal the endpoint's ping to the client fails")
+		}
+		tunnel := wireguardTunnel("wgr")
+		tunnel.restart, tunnel.report = true, "wireguard between nodes, forwarder restart"
+		runEncrypted(t, realVPP, tunnel)
+	})
+}
+
+// The same over IPsec: Close leaves no interface and no IKEv2 profile of either run.
+func TestIPsecSurvivesForwarderRestart(t *testing.T) {
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		if realVPP != "" {
+			// Run twice on 2 Dec 2026 on real VPP, with what the wireguard variant saw: healed,
+			// an IPsec interface in each VPP, the client's pings cross once the new SA is up,
+			// the endpoint's ping to the client fails. Whether the previous run's IPsec
+			// interface and IKEv2 profile are gone after Close (the journal now releases both)
+			// is not reached yet.
+			t.Skip("issue 23: IPsec across a forwarder restart: after the heal the endpoint's ping to the client fails")
+		}
+		tunnel := ipsecTunnel("ipsecr")
+		tunnel.restart, tunnel.report = true, "IPsec (IKEv2) between nodes, forwarder restart"
+		runEncrypted(t, realVPP, tunnel)
+	})
+}
+
+func wireguardTunnel(tag string) encryptedTunnel {
+	return encryptedTunnel{report: "wireguard between nodes, encrypted on the wire", tag: tag, priority: "WIREGUARD", kind: "wireguard",
+		wireFilter: "udp port 51820", show: "show wireguard peer"}
+}
+
+func ipsecTunnel(tag string) encryptedTunnel {
+	return encryptedTunnel{report: "IPsec (IKEv2) between nodes, encrypted on the wire", tag: tag, priority: "IPSEC", kind: "ipsec",
+		wireFilter: "esp or udp port 4500", show: "show ikev2 profile"}
 }
 
 // The capture's control: over VXLAN, which does not encrypt, the same capture finds ping's payload
@@ -79,6 +128,13 @@ type encryptedTunnel struct {
 	kind string
 	// wireFilter matches the tunnel's packets on the wire (tcpdump's filter language).
 	wireFilter string
+	// show is the VPP CLI command that lists what the mechanism keeps beside its interface
+	// (wireguard peers, IKEv2 profiles): after a restart, it must answer after Close as before
+	// the connection.
+	show string
+	// restart SIGKILLs both forwarders once the pings crossed, starts them again beside their
+	// VPPs, and requires the client to heal and every ping to cross again.
+	restart bool
 }
 
 func runEncrypted(t *testing.T, realVPP string, tunnel encryptedTunnel) {
@@ -96,6 +152,14 @@ func runEncrypted(t *testing.T, realVPP string, tunnel encryptedTunnel) {
 	rep := reportOf(t)
 	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR, domain.WithPayload("IP"))
 	require.NoError(t, err)
+
+	idleShow := make([]string, len(d.Nodes))
+	for n, node := range d.Nodes {
+		if tunnel.restart {
+			idleShow[n], err = d.VPPShow(ctx, node, tunnel.show)
+			require.NoError(t, err)
+		}
+	}
 
 	// The whole run's capture: no plaintext from the first packet on, handshakes included.
 	wholeRun := startCapture(ctx, t, d.Topology.FabricNetns(), d.Nodes[sc.clientNode].FabricPort())
@@ -130,8 +194,49 @@ func runEncrypted(t *testing.T, realVPP string, tunnel encryptedTunnel) {
 	t.Logf("capture on %s of %s: %d %s packets for 12 answered pings, %d in the whole run, no plaintext ping", d.Nodes[sc.clientNode].FabricPort(), d.Topology.FabricNetns(),
 		tunnelPackets, tunnel.kind, wholeRun.count(t, tunnel.wireFilter))
 
+	if tunnel.restart {
+		rep.step("restart")
+		restartedAt := time.Now()
+		for _, node := range d.Nodes {
+			require.NoError(t, d.RestartForwarder(ctx, node), "the forwarder did not start again beside its VPP")
+		}
+		rep.step("heal: client granted again")
+		rep.recovered(requireHealed(t, restartedAt, client))
+		rep.step("healed: every ping answered")
+		for _, node := range d.Nodes {
+			requireVPPHolds(ctx, t, d, node, tunnel.kind)
+		}
+		// The rebuilt tunnel drops what it is handed until its new handshake completes.
+		dst := addrOf(t, view.ipContext.GetDstIpAddrs()[0])
+		var out []byte
+		waitUntil(t, time.Now().Add(healTimeout), 500*time.Millisecond, func() bool {
+			out, err = exec.CommandContext(ctx, "ip", "netns", "exec", client.Pod.Netns, "ping", "-c", "1", "-W", "1", "-I", clientIfname, dst).CombinedOutput()
+			return err == nil
+		}, func() string {
+			return fmt.Sprintf("no ping to %s crossed the rebuilt %s tunnel within %s of the heal:\n%s", dst, tunnel.kind, healTimeout, out)
+		})
+		for _, dst := range view.ipContext.GetDstIpAddrs() {
+			requireEveryPingAnswered(ctx, t, client.Pod.Netns, clientIfname, dst)
+		}
+		for _, src := range view.ipContext.GetSrcIpAddrs() {
+			requireEveryPingAnswered(ctx, t, nse.Pod.Netns, view.nseIfname, src)
+		}
+	}
+
 	rep.step("close leaves nothing")
 	requireCloseLeavesNothing(ctx, t, d, client, nse)
+	for n, node := range d.Nodes {
+		if !tunnel.restart {
+			continue
+		}
+		var now string
+		waitFor(t, 200*time.Millisecond, func() bool {
+			now, err = d.VPPShow(ctx, node, tunnel.show)
+			return err == nil && now == idleShow[n]
+		}, func() string {
+			return fmt.Sprintf("%s: %q after Close (error %v):\n%s\nbefore the connection:\n%s", node.Name, tunnel.show, err, now, idleShow[n])
+		})
+	}
 }
 
 // requireEveryPingAnswered pings 3 times and requires 3 answers (ping alone is content with one).

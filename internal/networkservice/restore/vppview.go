@@ -212,12 +212,34 @@ func collectMemifs(ctx context.Context, vppConn api.Connection, view *vppView, i
 		return errors.Wrap(err, "dumping memif interfaces")
 	}
 	return drain(stream.Recv, "memif interfaces", func(d *memif.MemifDetails) {
-		index := d.SwIfIndex
+		index, socketID := d.SwIfIndex, d.SocketID
 		view.kindOf(index, kindMemif, func(ctx context.Context) error {
-			_, err := memif.NewServiceClient(vppConn).MemifDelete(ctx, &memif.MemifDelete{SwIfIndex: index})
-			return err
+			if _, err := memif.NewServiceClient(vppConn).MemifDelete(ctx, &memif.MemifDelete{SwIfIndex: index}); err != nil {
+				return err
+			}
+			return deleteUnusedMemifSocket(ctx, vppConn, socketID)
 		})
 	})
+}
+
+// deleteUnusedMemifSocket deletes the memif socket a released memif interface was on, once no
+// memif uses it: sdk-vpp adds one socket per connection and deletes it on the Close it sees, so a
+// previous run's stays without this. Socket 0 is VPP's default; a socket another memif (another
+// agent's) is on is left.
+func deleteUnusedMemifSocket(ctx context.Context, vppConn api.Connection, socketID uint32) error {
+	if socketID == 0 {
+		return nil
+	}
+	stream, err := memif.NewServiceClient(vppConn).MemifDump(ctx, &memif.MemifDump{})
+	if err != nil {
+		return errors.Wrap(err, "dumping memif interfaces")
+	}
+	inUse := false
+	if err = drain(stream.Recv, "memif interfaces", func(d *memif.MemifDetails) { inUse = inUse || d.SocketID == socketID }); err != nil || inUse {
+		return err
+	}
+	_, err = memif.NewServiceClient(vppConn).MemifSocketFilenameAddDelV2(ctx, &memif.MemifSocketFilenameAddDelV2{IsAdd: false, SocketID: socketID})
+	return errors.Wrapf(err, "deleting memif socket %d", socketID)
 }
 
 func collectWireguards(ctx context.Context, vppConn api.Connection, view *vppView, index interface_types.InterfaceIndex) error {

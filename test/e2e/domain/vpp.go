@@ -234,6 +234,22 @@ func (d *Domain) VPPState(ctx context.Context, node *Node) (string, error) {
 	return b.String(), err
 }
 
+// VPPShow is what node's VPP answers to a CLI command (cli_inband), real VPP only: the simulator
+// answers few commands.
+func (d *Domain) VPPShow(ctx context.Context, node *Node, command string) (string, error) {
+	if !d.RealVPP() {
+		return "", fmt.Errorf("%s: the simulator does not answer %q", node.Name, command)
+	}
+	reply := &vlib.CliInbandReply{}
+	err := withVPP(ctx, node, func(ctx context.Context, conn api.Connection) error {
+		return conn.Invoke(ctx, &vlib.CliInband{Cmd: command}, reply)
+	})
+	if err != nil {
+		return "", fmt.Errorf("%s on %s: %w", command, node.Name, err)
+	}
+	return reply.Reply, nil
+}
+
 // SimulatorState is VPPState, under its name from when every node ran the simulator.
 func (d *Domain) SimulatorState(ctx context.Context, node *Node) (string, error) {
 	return d.VPPState(ctx, node)
@@ -254,8 +270,7 @@ func (d *Domain) simulatorShow(ctx context.Context, node *Node, flags ...string)
 	return string(out), nil
 }
 
-// VPPBridgeDomains lists the IDs of node's VPP bridge domains (real VPP; the simulator does not
-// answer bridge_domain_dump).
+// VPPBridgeDomains lists the IDs of node's VPP bridge domains, sorted.
 func (d *Domain) VPPBridgeDomains(ctx context.Context, node *Node) ([]uint32, error) {
 	var ids []uint32
 	err := withVPP(ctx, node, func(ctx context.Context, conn api.Connection) error {
