@@ -110,23 +110,9 @@ func bridgeDomainOf(ctx context.Context, vppConn api.Connection, member interfac
 // made members of, as NoteCreating does for an interface. Nothing is written when the record
 // names it already or when no Request began on id.
 func (j *Journal) NoteBridgeDomain(id string, bridgeDomain uint32) error {
-	if j == nil {
-		return nil
-	}
-	e := j.lockedEntry(id)
-	defer j.unlockEntry(id, e)
-	if e.rec == nil || e.rec.Committed.holdsBridgeDomain(bridgeDomain) || e.rec.Intent.holdsBridgeDomain(bridgeDomain) {
-		return nil
-	}
-	rec := e.record(id)
-	if rec.Intent == nil && rec.Committed == nil {
-		return nil
-	}
-	if rec.Intent == nil {
-		rec.Intent = rec.Committed.clone()
-	}
-	rec.Intent.BridgeDomains = append(rec.Intent.BridgeDomains, bridgeDomain)
-	return j.store(e, rec)
+	return j.noteInIntent(id,
+		func(s *State) bool { return s.holdsBridgeDomain(bridgeDomain) },
+		func(rec *Record) { rec.Intent.BridgeDomains = append(rec.Intent.BridgeDomains, bridgeDomain) })
 }
 
 // holdsBridgeDomain is whether the state names bridgeDomain. Nil-safe.

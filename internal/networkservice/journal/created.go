@@ -78,12 +78,23 @@ func (j *Journal) noteCreated(ctx context.Context, id string, outgoing bool, con
 // prove to be it (see restore). Nothing is written when the record names it already or when no
 // Request began on id.
 func (j *Journal) NoteCreating(id string, i Interface) error {
+	return j.noteInIntent(id,
+		func(s *State) bool { return s.names(i) },
+		func(rec *Record) {
+			rec.Intent.Interfaces = append(withoutPending(rec.Intent.Interfaces, i), i)
+			pruneNamespaces(rec)
+		})
+}
+
+// noteInIntent adds to the intent of connection id what held says it lacks, unless the committed
+// state or the intent holds it already or no Request began on id.
+func (j *Journal) noteInIntent(id string, held func(*State) bool, add func(*Record)) error {
 	if j == nil {
 		return nil
 	}
 	e := j.lockedEntry(id)
 	defer j.unlockEntry(id, e)
-	if e.rec == nil || e.rec.Committed.names(i) || e.rec.Intent.names(i) {
+	if e.rec == nil || held(e.rec.Committed) || held(e.rec.Intent) {
 		return nil
 	}
 	rec := e.record(id)
@@ -91,12 +102,11 @@ func (j *Journal) NoteCreating(id string, i Interface) error {
 		return nil
 	}
 	if rec.Intent == nil {
-		// A refresh whose Begin found nothing new, yet the chain makes a new interface (sdk-vpp
-		// re-creates one): the intent is the committed state plus it.
+		// A refresh whose Begin found nothing new, yet the chain makes something new (sdk-vpp
+		// re-creates an interface): the intent is the committed state plus it.
 		rec.Intent = rec.Committed.clone()
 	}
-	rec.Intent.Interfaces = append(withoutPending(rec.Intent.Interfaces, i), i)
-	pruneNamespaces(rec)
+	add(rec)
 	return j.store(e, rec)
 }
 
