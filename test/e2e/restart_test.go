@@ -280,6 +280,16 @@ func runForwarderRestart(t *testing.T, rs restartScenario) {
 		require.Equal(t, before.clientState.Rules, after.clientState.Rules,
 			"the client's policy rules changed across the forwarder's restart\nbefore:\n%s\nafter:\n%s", before.clientState, after.clientState)
 	}
+	if ourDesign(d) {
+		// What a later crash releases is what the journal names: after a rebuild it must name the
+		// new interfaces, not the dead run's.
+		rep.step("healed: the journal names what the pods hold")
+		for _, node := range d.Nodes {
+			for _, c := range inspectJSON(ctx, t, d, node).Connections {
+				require.Empty(t, c.Problems, "inspect on %s after the heal, connection %s", node.Name, c.ID)
+			}
+		}
+	}
 	rep.step("healed: no dead run's interface in VPP")
 	for _, node := range d.Nodes {
 		requireSimulatorKinds(ctx, t, d, node, connected[node.Name])
