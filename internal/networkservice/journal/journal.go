@@ -55,6 +55,10 @@ type entry struct {
 	// namespaceFiles remembers the identity of each namespace file URL the record was given: a
 	// descriptor held by recvfd pins its namespace, so its identity is computed once.
 	namespaceFiles map[string]string
+	// committedHere is set once this run commits the record. A committed state read from disk is
+	// no cache for the next commit: VPP restarted with the forwarder numbers its new interfaces
+	// as the dead run's were, so an equal index does not prove the pod's link is the recorded one.
+	committedHere bool
 }
 
 // Open uses dir (created if missing) as the journal: it locks it against any other forwarder, loads
@@ -263,7 +267,8 @@ func (j *Journal) Lookup(id string) *Record {
 	return e.rec.Clone()
 }
 
-// committed is connection id's committed state, nil when it has none. A stored record is never
+// committed is connection id's committed state as this run committed it, nil when it has none
+// (see entry.committedHere). A stored record is never
 // changed in place (every change stores a changed copy), so it is returned without a copy, for
 // reading only: the Request path asks on every refresh.
 func (j *Journal) committed(id string) *State {
@@ -276,7 +281,7 @@ func (j *Journal) committed(id string) *State {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.rec == nil {
+	if e.rec == nil || !e.committedHere {
 		return nil
 	}
 	return e.rec.Committed

@@ -96,7 +96,11 @@ func (j *Journal) Commit(id string, incoming, outgoing *networkservice.Connectio
 	rec.Committed = &State{Incoming: in, Outgoing: out, Interfaces: interfaces, BridgeDomains: bridgeDomains}
 	rec.Intent = nil
 	pruneNamespaces(rec)
-	return j.store(e, rec)
+	if err = j.store(e, rec); err != nil {
+		return err
+	}
+	e.committedHere = true
+	return nil
 }
 
 // ClearSuperseded forgets the superseded states of connection id once they were released.
