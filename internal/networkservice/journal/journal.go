@@ -255,54 +255,47 @@ func (j *Journal) Records() []*Record {
 
 // Lookup returns a copy of the record of id, or nil.
 func (j *Journal) Lookup(id string) *Record {
-	if j == nil {
-		return nil
-	}
-	e := j.entry(id, false)
-	if e == nil {
-		return nil
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.rec.Clone()
+	return readEntry(j, id, func(e *entry) *Record { return e.rec.Clone() })
 }
 
 // committed is connection id's committed state as this run committed it, nil when it has none
-// (see entry.committedHere). A stored record is never
-// changed in place (every change stores a changed copy), so it is returned without a copy, for
-// reading only: the Request path asks on every refresh.
+// (see entry.committedHere). A stored record is never changed in place (every change stores a
+// changed copy), so it is returned without a copy, for reading only: the Request path asks on
+// every refresh.
 func (j *Journal) committed(id string) *State {
-	if j == nil {
-		return nil
-	}
-	e := j.entry(id, false)
-	if e == nil {
-		return nil
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.rec == nil || !e.committedHere {
-		return nil
-	}
-	return e.rec.Committed
+	return readEntry(j, id, func(e *entry) *State {
+		if e.rec == nil || !e.committedHere {
+			return nil
+		}
+		return e.rec.Committed
+	})
 }
 
 // superseded is a record of connection id's superseded states alone, for their release; nil when
 // it has none, the case of nearly every Request.
 func (j *Journal) superseded(id string) *Record {
+	return readEntry(j, id, func(e *entry) *Record {
+		if e.rec == nil || len(e.rec.Superseded) == 0 {
+			return nil
+		}
+		return (&Record{ID: e.rec.ID, Superseded: e.rec.Superseded, Namespaces: e.rec.Namespaces}).Clone()
+	})
+}
+
+// readEntry is what read finds in connection id's entry, read under its lock; the zero value when
+// the journal holds no entry for id.
+func readEntry[T any](j *Journal, id string, read func(*entry) T) T {
+	var none T
 	if j == nil {
-		return nil
+		return none
 	}
 	e := j.entry(id, false)
 	if e == nil {
-		return nil
+		return none
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.rec == nil || len(e.rec.Superseded) == 0 {
-		return nil
-	}
-	return (&Record{ID: e.rec.ID, Superseded: e.rec.Superseded, Namespaces: e.rec.Namespaces}).Clone()
+	return read(e)
 }
 
 func (j *Journal) heldEntries() []*entry {
