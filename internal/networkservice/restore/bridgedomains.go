@@ -3,7 +3,7 @@ package restore
 import (
 	"context"
 	"errors"
-	"io"
+	"fmt"
 
 	pkgerrors "github.com/pkg/errors"
 
@@ -52,20 +52,17 @@ func (r *Releaser) bridgeDomainMembers(ctx context.Context, id uint32) (members 
 	if err != nil {
 		return nil, false, pkgerrors.Wrapf(err, "dumping bridge domain %d", id)
 	}
-	for {
-		details, err := stream.Recv()
-		if err == io.EOF {
-			return members, exists, nil
-		}
-		if err != nil {
-			return nil, false, pkgerrors.Wrapf(err, "dumping bridge domain %d", id)
-		}
+	err = drain(stream.Recv, fmt.Sprintf("bridge domain %d", id), func(details *l2.BridgeDomainDetails) {
 		if details.BdID != id {
-			continue
+			return
 		}
 		exists = true
 		for _, member := range details.SwIfDetails {
 			members = append(members, member.SwIfIndex)
 		}
+	})
+	if err != nil {
+		return nil, false, err
 	}
+	return members, exists, nil
 }

@@ -3,6 +3,7 @@ package restore
 import (
 	"context"
 	"errors"
+	"slices"
 
 	pkgerrors "github.com/pkg/errors"
 
@@ -28,13 +29,9 @@ func ikev2ProfileNames(rec *journal.Record, incoming, outgoing bool) []string {
 		if conn.GetMechanism().GetType() != ipsecmech.MECHANISM || conn.GetId() == "" {
 			return
 		}
-		name := prefix + conn.GetId()
-		for _, known := range names {
-			if known == name {
-				return
-			}
+		if name := prefix + conn.GetId(); !slices.Contains(names, name) {
+			names = append(names, name)
 		}
-		names = append(names, name)
 	}
 	for _, state := range rec.InterfaceStates() {
 		if incoming {
