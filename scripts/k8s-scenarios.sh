@@ -154,10 +154,50 @@ client_clean() {
 	done
 }
 
-# node_links: the links of the node's network namespace but the CNI's pod veths (veth and 8 hex
-# digits), which come and go with pods (a restarted nsmgr gets a new one).
+# node_link_ends: the links of the node's network namespace as "index name", but the CNI's pod
+# veths (veth and 8 hex digits), which come and go with pods (a restarted nsmgr gets a new one).
+node_link_ends() {
+	in_node ip -o link show | sed -E 's/^([0-9]+): ([^:@]+).*/\1 \2/' |
+		grep -Ev ' veth[0-9a-f]{8}$' | sort -k2
+}
+
+# node_links: the names of node_link_ends.
 node_links() {
-	in_node ip -o link show | sed -E 's/^[0-9]+: ([^:@]+).*/\1/' | grep -Ev '^veth[0-9a-f]{8}$' | sort
+	node_link_ends | cut -d' ' -f2
+}
+
+# node_links_beside FILE: the node's link ends ("index name") whose name is not in FILE (node_links
+# taken earlier): what came since.
+node_links_beside() {
+	node_link_ends | awk 'NR == FNR { before[$1]; next } !($2 in before)' "$1" -
+}
+
+# forwarder_veth_ends: the forwarder's ends of its connections' veth pairs, in the node's namespace,
+# as "index name", as forwarder-vpp inspect reads them from its journal and the kernel (none where
+# the sides are taps).
+forwarder_veth_ends() {
+	forwarder_inspect | jq -r '.connections[].sides[].forwarderVeth | select(. != null)
+		| "\(.index) \(.name)"' | sort -k2
+}
+
+# node_links_are_connections FILE: beside the links of FILE (taken before any connection) the node
+# holds exactly the veth ends forwarder-vpp's live connections hold, same index and name: a live
+# connection's ends are its own, anything more is a leak (another run's, a rebuilt side's).
+node_links_are_connections() {
+	local came ends
+	came=$(node_links_beside "$1") || return 1
+	ends=$(forwarder_veth_ends) || return 1
+	echo "on the node beside the links before: ${came:-nothing}"
+	echo "forwarder-vpp's connections' veth ends: ${ends:-none}"
+	[ "$came" = "$ends" ]
+}
+
+# node_links_none_of FILE: none of the link ends of FILE ("index name") is on the node.
+node_links_none_of() {
+	local left
+	left=$(node_link_ends | grep -Fxf "$1") || true
+	echo "left: ${left:-none}"
+	[ -z "$left" ]
 }
 
 # node_links_back_to FILE: the node's network namespace holds the links it held before.
@@ -193,6 +233,8 @@ k8s_heal() {
 	pings "$ns" 172.16.1.100 172.16.1.101
 	check "the examples' five policy checks (forwarder-vpp's rules, protocol 250)" \
 		retry 30 policy_routes "$ns" 172.16.1.101 250 || true
+	check "beside the links before the scenario the node holds the connection's veth ends only" \
+		retry 30 node_links_are_connections "$links" || true
 
 	k8s_say "local NSE death: scale the endpoint to 0, patch it to new addresses, scale it to 1"
 	kubectl -n "$ns" scale deployment nse-kernel --replicas=0 >/dev/null
@@ -239,7 +281,7 @@ k8s_heal() {
 	check "the old client's connection released: one connection, no orphan" \
 		retry 60 forwarder_one_connection || true
 
-	k8s_liveness "$ns" "$nse" "$nsc"
+	k8s_liveness "$ns" "$nse" "$nsc" "$links"
 
 	k8s_say "the client and the endpoint deleted: nothing of theirs may stay"
 	kubectl delete -k "$K8S_TESTDATA/heal" --wait=true --timeout=120s >/dev/null || true
@@ -248,13 +290,14 @@ k8s_heal() {
 	check "the node's links are those before the scenario" retry 30 node_links_back_to "$links" || true
 }
 
-# k8s_liveness NS NSE_ADDR NSC_ADDR: the forwarder's process stopped (SIGSTOP: its gRPC server accepts connections
-# in the kernel and never answers, as a hung server does, with no hook in the program); the
-# kubelet's liveness probe (deployments/base: 25 failures 5 s apart, 3 s each) fails and the
-# kubelet restarts the container: the stopped process takes SIGTERM only once killed, so the
-# restart comes after the probe's budget plus the 30 s grace period.
+# k8s_liveness NS NSE_ADDR NSC_ADDR LINKS (the node's links before the scenario): the forwarder's
+# process stopped (SIGSTOP: its gRPC server accepts connections in the kernel and never answers, as
+# a hung server does, with no hook in the program); the kubelet's liveness probe (deployments/base:
+# 25 failures 5 s apart, 3 s each) fails and the kubelet restarts the container: the stopped process
+# takes SIGTERM only once killed, so the restart comes after the probe's budget plus the 30 s grace
+# period.
 k8s_liveness() {
-	local ns=$1 nse=$2 nsc=$3 pid restarts began took budget=$((25 * 5 + 3 + 30 + 20))
+	local ns=$1 nse=$2 nsc=$3 links=$4 pid restarts began took budget=$((25 * 5 + 3 + 30 + 20))
 	k8s_say "liveness: SIGSTOP of forwarder-vpp; the kubelet must restart it within ${budget} s (probe budget 128 s, grace 30 s, slack 20 s)"
 	restarts=$(forwarder_restarts)
 	pid=$(forwarder_container_pid)
@@ -274,6 +317,9 @@ k8s_liveness() {
 	check "policy checks after the liveness restart" retry 30 policy_routes "$ns" "$nsc" 250 || true
 	check "the restarted forwarder holds the one connection, no orphan" \
 		retry 60 forwarder_one_connection || true
+	# Its VPP died with it: the connection is rebuilt, and the dead run's veth ends must be gone.
+	check "beside the links before the scenario the node holds the rebuilt connection's veth ends only" \
+		retry 30 node_links_are_connections "$links" || true
 }
 
 # finding WHAT COMMAND...: a check of what the stock-equivalent forwarder leaves. Its failure is
@@ -308,10 +354,12 @@ client_rules_none_ours() {
 	! grep -q 'proto 250' <<<"$out"
 }
 
-# node_links_count N: the node's network namespace holds N links.
-node_links_count() {
-	node_links
-	[ "$(node_links | wc -l)" -eq "$1" ]
+# node_links_beside_count FILE N: beside the links of FILE the node holds N link ends.
+node_links_beside_count() {
+	local came
+	came=$(node_links_beside "$1") || return 1
+	echo "on the node beside the links before: ${came:-nothing}"
+	[ "$(grep -c . <<<"$came")" -eq "$2" ]
 }
 
 forwarder_image_is() {
@@ -324,7 +372,8 @@ forwarder_image_is() {
 # connection heals and nothing of the stock run is left after Close; a new connection; then
 # `kubectl set image` back to stock, the connection heals, and what stock leaves is reported.
 k8s_upgrade() {
-	local ns=ns-upgrade links="$K8S_STATE/node-links-upgrade" n
+	local ns=ns-upgrade links="$K8S_STATE/node-links-upgrade" stock_ends="$K8S_STATE/node-links-stock"
+	local ours_ends="$K8S_STATE/node-links-ours" n
 	local ours=k8s-e2e.local/forwarder-vpp:e2e stock=k8s-e2e.local/stock-forwarder:e2e
 	k8s_say "scenario upgrade: the stock DaemonSet with the stock-equivalent image, then kubectl set image to forwarder-vpp and back"
 	kubectl -n nsm-system delete daemonset forwarder-vpp --wait=true >/dev/null
@@ -333,7 +382,6 @@ k8s_upgrade() {
 	check "the stock forwarder DaemonSet ready (stock probes: grpc-health-probe -spiffe)" \
 		kubectl -n nsm-system rollout status daemonset/forwarder-vpp --timeout=300s || return 0
 	node_links >"$links"
-	n=$(wc -l <"$links")
 	kubectl apply -k "$K8S_TESTDATA/upgrade" >/dev/null
 	check "nse-kernel ready" kubectl -n "$ns" wait --for=condition=Ready --timeout=180s pod -l app=nse-kernel
 	check "nettools ready" kubectl -n "$ns" wait --for=condition=Ready --timeout=180s pod/nettools
@@ -342,6 +390,11 @@ k8s_upgrade() {
 		retry 30 policy_routes "$ns" 172.16.1.101 stock || true
 	k8s_say "nettools on stock:"
 	client_state "$ns" 2>&1 | sed 's/^/    /'
+	# Stock's connection holds its own links on the node (with veths, one end per kernel side):
+	# after the upgrade none of them may stay.
+	node_links_beside "$links" >"$stock_ends" || true
+	n=$(grep -c . "$stock_ends") || true
+	k8s_say "the node holds $n link ends for stock's connection: $(tr '\n' ' ' <"$stock_ends")"
 
 	k8s_say "upgrade: kubectl set image daemonset/forwarder-vpp forwarder-vpp=$ours"
 	kubectl -n nsm-system set image daemonset/forwarder-vpp "forwarder-vpp=$ours" >/dev/null
@@ -355,8 +408,10 @@ k8s_upgrade() {
 		retry 60 forwarder_one_connection || true
 	check "nettools holds one nsm- interface, and only forwarder-vpp's rules (none of stock's)" \
 		retry 30 client_rules_ours "$ns" || true
-	check "the node holds one link more than before the connection ($((n + 1))): no stock veth left" \
-		retry 30 node_links_count $((n + 1)) || true
+	check "none of stock's link ends (index and name) left on the node" \
+		retry 30 node_links_none_of "$stock_ends" || true
+	check "beside the links before the connection the node holds the healed connection's veth ends only" \
+		retry 30 node_links_are_connections "$links" || true
 
 	k8s_say "Close on forwarder-vpp: the client deleted; nothing of either run may stay"
 	kubectl -n "$ns" delete pod nettools --wait=true --timeout=90s >/dev/null
@@ -369,6 +424,10 @@ k8s_upgrade() {
 	kubectl apply -k "$K8S_TESTDATA/upgrade" >/dev/null
 	check "the new nettools ready" kubectl -n "$ns" wait --for=condition=Ready --timeout=180s pod/nettools
 	pings "$ns" 172.16.1.100 172.16.1.101
+	check "beside the links before the connection the node holds the new connection's veth ends only" \
+		retry 30 node_links_are_connections "$links" || true
+	forwarder_veth_ends >"$ours_ends" || true
+	k8s_say "forwarder-vpp's connection holds on the node: $(tr '\n' ' ' <"$ours_ends")"
 	kubectl -n nsm-system set image daemonset/forwarder-vpp "forwarder-vpp=$stock" >/dev/null
 	check "the DaemonSet rolled back to stock" \
 		kubectl -n nsm-system rollout status daemonset/forwarder-vpp --timeout=300s
@@ -379,8 +438,11 @@ k8s_upgrade() {
 	client_state "$ns" 2>&1 | sed 's/^/    /'
 	check "forwarder-vpp released its rules on SIGTERM: none with protocol 250 in nettools" \
 		client_rules_none_ours "$ns" || true
+	check "none of forwarder-vpp's veth ends (index and name) left on the node after the rollback" \
+		node_links_none_of "$ours_ends" || true
 	finding "one NSM interface in nettools after the rollback" client_clean "$ns"
-	finding "the node holds one link more than before the connection" node_links_count $((n + 1))
+	finding "beside the links before, the node holds as many link ends as stock's first connection ($n)" \
+		node_links_beside_count "$links" "$n"
 
 	k8s_say "Close on stock: the client and the endpoint deleted"
 	kubectl delete -k "$K8S_TESTDATA/upgrade" --wait=true --timeout=120s >/dev/null || true

@@ -202,8 +202,9 @@ forwarder_clean() {
 
 # k8s_kernel2kernel: examples/use-cases/Kernel2Kernel, then local-forwarder-death on it.
 k8s_kernel2kernel() {
-	local ns=ns-kernel2kernel
+	local ns=ns-kernel2kernel links="$K8S_STATE/node-links-kernel2kernel"
 	k8s_say "scenario kernel2kernel (deployments-k8s v1.18 examples/use-cases/Kernel2Kernel)"
+	node_links >"$links"
 	kubectl apply -k "$K8S_TESTDATA/kernel2kernel" >/dev/null
 	check "nse-kernel ready" kubectl -n "$ns" wait --for=condition=Ready --timeout=180s pod -l app=nse-kernel
 	check "alpine ready" kubectl -n "$ns" wait --for=condition=Ready --timeout=180s pod/alpine
@@ -211,6 +212,8 @@ k8s_kernel2kernel() {
 	check "the endpoint pings alpine (172.16.1.101)" k8s_ping "$ns" 172.16.1.101 deployments/nse-kernel || true
 	check "the forwarder's journal holds the connection (forwarder-vpp inspect)" \
 		forwarder_holds_connection || true
+	check "beside the links before the scenario the node holds the connection's veth ends only" \
+		retry 30 node_links_are_connections "$links" || true
 
 	k8s_say "scenario forwarder death: kubectl delete pod of the forwarder, the DaemonSet's new pod heals"
 	local old
@@ -222,11 +225,14 @@ k8s_kernel2kernel() {
 	check "the endpoint pings alpine again" k8s_ping "$ns" 172.16.1.101 deployments/nse-kernel || true
 
 	check "the new forwarder's journal holds the connection" forwarder_holds_connection || true
+	check "beside the links before the scenario the node holds the new forwarder's veth ends only" \
+		retry 30 node_links_are_connections "$links" || true
 
 	k8s_say "the client and the endpoint deleted: nothing of theirs may stay in the forwarder"
 	kubectl delete -k "$K8S_TESTDATA/kernel2kernel" --wait=true --timeout=120s >/dev/null || true
 	check "no connection, orphan or foreign state; VPP back to $K8S_VPP_BASELINE interfaces" \
 		retry 60 forwarder_clean || true
+	check "the node's links are those before the scenario" retry 30 node_links_back_to "$links" || true
 }
 
 # k8s_dump keeps what a failed run's pods said in $K8S_LOGS/pods.log and prints the pods' states.
