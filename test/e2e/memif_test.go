@@ -45,14 +45,6 @@ func TestLocalMemifSurvivesForwarderRestart(t *testing.T) {
 		if realVPP == "" {
 			t.Skip(noMemifOnSimulator)
 		}
-		// Run on 2 Dec 2026 on real VPP: the new forwarder starts and the client's VPP pings
-		// the endpoint at once (VPP kept the memif), but the harness cannot tell when this
-		// client has healed (e2e-nsc-vpp writes its connections once, not on each grant), and
-		// its Close, sent 1 s after the restart before any heal, was refused onward
-		// (PermissionDenied from the next hop's authorization): the endpoint pod kept its
-		// interface, address and route, as the README's gap "a previous run's connection closed
-		// by its client" says (the next hop's side waits for its token expiry).
-		t.Skip("issue 23: memif across a forwarder restart: the harness cannot wait for the VPP client's heal, and a Close before it leaves the endpoint's interface until its token expiry")
 		runMemif(t, scenario{report: "memif from a client's own VPP to kernel, forwarder restart", tag: "memifr", kernelType: "auto", nodes: 1,
 			requestTimeout: crashRequestTimeout, realVPP: realVPP}, true)
 	})
@@ -129,17 +121,32 @@ func runMemif(t *testing.T, sc scenario, restart bool) {
 		for _, n := range d.Nodes {
 			require.NoError(t, d.RestartForwarder(ctx, n), "the forwarder did not start again beside its VPP")
 		}
-		rep.step("heal: the client's VPP reaches the endpoint again")
+		// A Close sent before the heal would find no connection in the new forwarder and be
+		// refused onward; the client's connection file is rewritten once its VPP took the new
+		// grant up.
+		rep.step("heal: client granted again")
+		var written time.Time
+		waitUntil(t, restartedAt.Add(healTimeout), 250*time.Millisecond, func() bool {
+			written, err = client.ConnectionsWritten()
+			return err == nil && written.After(restartedAt)
+		}, func() string {
+			return fmt.Sprintf("the client with its own VPP was not granted its connection again within %s of the restart (last written %s, %v):\n%s",
+				healTimeout, written.Format(time.RFC3339Nano), err, client.Proc.LogTail(20))
+		})
+		require.NoError(t, client.ReloadConnections())
+		require.Len(t, client.Connections, 1)
+		rep.recovered(written.Sub(restartedAt))
+		t.Logf("the client with its own VPP was granted its connection again %s after the SIGKILL", written.Sub(restartedAt).Round(100*time.Millisecond))
+		rep.step("healed: the client's VPP reaches the endpoint again")
 		dst := addrOf(t, ipContext.GetDstIpAddrs()[0])
 		var out string
-		waitUntil(t, restartedAt.Add(healTimeout), 500*time.Millisecond, func() bool {
+		waitUntil(t, time.Now().Add(healTimeout), 500*time.Millisecond, func() bool {
 			out, err = client.CLI(ctx, "ping "+dst+" repeat 3 interval 0.2")
 			m := vppPingReceived.FindStringSubmatch(out)
 			return err == nil && m != nil && m[2] == "3"
 		}, func() string {
-			return fmt.Sprintf("the client's VPP does not reach %s %s after the restart (error %v):\n%s\nclient:\n%s", dst, healTimeout, err, out, client.Proc.LogTail(20))
+			return fmt.Sprintf("the client's VPP does not reach %s %s after the heal (error %v):\n%s\nclient:\n%s", dst, healTimeout, err, out, client.Proc.LogTail(20))
 		})
-		rep.recovered(time.Since(restartedAt))
 		for _, src := range ipContext.GetSrcIpAddrs() {
 			requirePing(ctx, t, nse.Pod.Netns, nseIfname, src)
 		}

@@ -55,6 +55,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/fwdmetrics"
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal"
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/mechanisms/kernelif"
+	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/mechanisms/peerkey"
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/recvnetns"
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/replyfd"
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/requestcheck"
@@ -131,6 +132,8 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 				wireguardapi.MECHANISM: wireguard.NewServer(vppConn, tunnelIP),
 				ipsecapi.MECHANISM:     ipsec.NewServer(vppConn, tunnelIP, ipsec.WithIKEv2PrivateKey(ikev2KeyFile)),
 			}),
+			// Behind the wireguard and ipsec servers: it acts on the way back, before they build.
+			peerkey.NewServer(vppConn),
 			afxdppinhole.NewServer(),
 			pinhole.NewServer(vppConn, pinhole.WithSharedMutex(pinholeMutex)),
 			connect.NewServer(newOnwardClient(ctx, vppConn, tunnelIP, o, ikev2KeyFile, pinholeMutex, nseClient)),
@@ -203,6 +206,8 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		vxlan.NewClient(vppConn, tunnelIP, o.vxlanOptions...),
 		wireguard.NewClient(vppConn, tunnelIP),
 		ipsec.NewClient(vppConn, tunnelIP, ipsec.WithIKEv2PrivateKey(ikev2KeyFile)),
+		// Behind the wireguard and ipsec clients: it sees the next hop's answer before they build.
+		peerkey.NewClient(vppConn),
 		vlan.NewClient(vppConn, o.vlanDomainToDevice),
 		// Behind every mechanism, before recvnetns: on the way back they see the next hop's answer
 		// first, its namespace already received.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"go.fd.io/govpp/api"
 
@@ -98,6 +99,26 @@ func (d *Domain) ConnectVPPClient(ctx context.Context, node *Node, name string, 
 	}
 	c.Connections, err = readConnections(c.connFile)
 	return c, err
+}
+
+// ConnectionsWritten is when the client last wrote its granted connections: it rewrites them
+// after every refresh and heal, once its VPP took the grant up.
+func (c *VPPClient) ConnectionsWritten() (time.Time, error) {
+	info, err := os.Stat(c.connFile)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return info.ModTime(), nil
+}
+
+// ReloadConnections reads the connections the client holds now.
+func (c *VPPClient) ReloadConnections() error {
+	conns, err := readConnections(c.connFile)
+	if err != nil {
+		return err
+	}
+	c.Connections = conns
+	return nil
 }
 
 // CLI runs a debug CLI command on the client's VPP and returns its output.

@@ -94,6 +94,11 @@ var scenarios = []scenario{
 	// Real VPP only: the simulator carries nothing over wireguard.
 	{"upstream features/ipv6/Kernel2IP2Kernel, real VPP", "TestUpstreamFeaturesKernel2IP2KernelFamilies/ipv6/vpp"},
 	{"upstream features/dual_stack/Kernel2IP2Kernel, real VPP", "TestUpstreamFeaturesKernel2IP2KernelFamilies/dual_stack/vpp"},
+	// h-mech (issue 23): the encrypted tunnels and memif across forwarder restarts, one node at
+	// a time, real VPP only (the simulator carries no encrypted or memif traffic).
+	{"wireguard between nodes, forwarder restart, real VPP", "TestWireguardSurvivesForwarderRestart/vpp"},
+	{"IPsec (IKEv2) between nodes, forwarder restart, real VPP", "TestIPsecSurvivesForwarderRestart/vpp"},
+	{"memif from a client's own VPP to kernel, forwarder restart, real VPP", "TestLocalMemifSurvivesForwarderRestart/vpp"},
 }
 
 const (

@@ -4,7 +4,9 @@
 // forwarder serves the memif socket in this namespace; this client's VPP connects to it as the
 // memif slave and gets the connection's addresses and routes (sdk-vpp's client elements, as
 // cmd-nsc-vpp has them), and heals on the connection monitor's events as cmd-nsc-vpp does. Each
-// connection first granted is written to NSM_CONNECTION_FILE (protojson, one per line). On
+// connection granted is written to NSM_CONNECTION_FILE (protojson, one per line) once all are,
+// and the file is rewritten after every refresh and heal, once this client's VPP took the grant
+// up (the harness reads its modification time to see a heal go through). On
 // SIGTERM it closes its connections, which removes the memif from its VPP, and exits non-zero if
 // a Close failed.
 package main
@@ -35,6 +37,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/sdk/pkg/tools/nsurl"
 
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/connfile"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/nsmgrpc"
 )
 
@@ -94,6 +97,17 @@ func run() error {
 	defer func() { _ = source.Close() }()
 	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
 
+	var record *connfile.Recorder
+	functionality := []networkservice.NetworkServiceClient{
+		up.NewClient(ctx, vppConn),
+		connectioncontext.NewClient(vppConn),
+		memif.NewClient(ctx, vppConn),
+		sendfd.NewClient(),
+	}
+	if cfg.ConnectionFile != "" {
+		record = connfile.New(cfg.ConnectionFile)
+		functionality = append([]networkservice.NetworkServiceClient{record}, functionality...)
+	}
 	nsmClient := retry.NewClient(client.NewClient(ctx,
 		client.WithClientURL(&cfg.ConnectTo),
 		client.WithName(cfg.Name),
@@ -101,12 +115,7 @@ func run() error {
 		// cmd-nsc-vpp heals on the connection monitor's events, as here (no data-path liveness
 		// check: its data plane is its own VPP, not the kernel).
 		client.WithHealClient(heal.NewClient(ctx)),
-		client.WithAdditionalFunctionality(
-			up.NewClient(ctx, vppConn),
-			connectioncontext.NewClient(vppConn),
-			memif.NewClient(ctx, vppConn),
-			sendfd.NewClient(),
-		),
+		client.WithAdditionalFunctionality(functionality...),
 		client.WithDialTimeout(cfg.DialTimeout),
 		client.WithDialOptions(nsmgrpc.DialOptions(source, generate)...),
 	), retry.WithTryTimeout(cfg.RequestTimeout))
@@ -145,28 +154,11 @@ func run() error {
 		log.FromContext(ctx).Infof("connected to %s over memif %s: ip context %s", service.NetworkService(),
 			memifmech.ToMechanism(conn.GetMechanism()).GetSocketFilename(), protojson.Format(conn.GetContext().GetIpContext()))
 	}
-	if cfg.ConnectionFile != "" {
-		if err = writeConnections(cfg.ConnectionFile, granted); err != nil {
+	if record != nil {
+		if err = record.Start(); err != nil {
 			return errors.Join(err, closeAll())
 		}
 	}
 	<-signalCtx.Done()
 	return closeAll()
-}
-
-// writeConnections replaces path atomically with one protojson line per connection.
-func writeConnections(path string, conns []*networkservice.Connection) error {
-	lines := make([]string, 0, len(conns))
-	for _, conn := range conns {
-		data, err := protojson.Marshal(conn)
-		if err != nil {
-			return err
-		}
-		lines = append(lines, string(data))
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

@@ -9,12 +9,14 @@ import (
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/connfile"
 )
 
 // closeLastOnSignal closes the client's last open connection on each SIGUSR1, until ctx ends:
 // one connection of several closed while the others stay (the harness's Client.CloseLast),
 // which a pod with two network services sees when one is removed from its annotation.
-func closeLastOnSignal(ctx context.Context, nsmClient networkservice.NetworkServiceClient, paced *pacedRefresh, record *recorder, timeout time.Duration) {
+func closeLastOnSignal(ctx context.Context, nsmClient networkservice.NetworkServiceClient, paced *pacedRefresh, record *connfile.Recorder, timeout time.Duration) {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGUSR1)
 	defer signal.Stop(signals)
@@ -37,7 +39,7 @@ func closeLastOnSignal(ctx context.Context, nsmClient networkservice.NetworkServ
 			continue
 		}
 		if record != nil {
-			if err = record.forget(conn.GetId()); err != nil {
+			if err = record.Forget(conn.GetId()); err != nil {
 				log.FromContext(ctx).Errorf("SIGUSR1: rewriting the connection file: %v", err)
 				continue
 			}
@@ -57,18 +59,4 @@ func (p *pacedRefresh) removeLast() *networkservice.Connection {
 	last := p.requests[len(p.requests)-1]
 	p.requests = p.requests[:len(p.requests)-1]
 	return last.GetConnection()
-}
-
-// forget drops a closed connection from the file.
-func (r *recorder) forget(id string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.conns, id)
-	for i, known := range r.order {
-		if known == id {
-			r.order = append(r.order[:i], r.order[i+1:]...)
-			break
-		}
-	}
-	return r.writeLocked()
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 	"github.com/networkservicemesh/sdk/pkg/tools/nsurl"
 
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/connfile"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/nsmgrpc"
 )
 
@@ -120,9 +121,9 @@ func run() error {
 		sendfd.NewClient(),
 		excludedprefixes.NewClient(excludedprefixes.WithAwarenessGroups(cfg.AwarenessGroups)),
 	}
-	var record *recorder
+	var record *connfile.Recorder
 	if cfg.ConnectionFile != "" {
-		record = newRecorder(cfg.ConnectionFile)
+		record = connfile.New(cfg.ConnectionFile)
 		functionality = append([]networkservice.NetworkServiceClient{record}, functionality...)
 	}
 	clientOptions := []client.Option{
@@ -187,7 +188,7 @@ func run() error {
 			conn.GetMechanism().GetParameters()["name"], protojson.Format(conn.GetContext().GetIpContext()))
 	}
 	if record != nil {
-		if err = record.start(); err != nil {
+		if err = record.Start(); err != nil {
 			return errors.Join(err, closeAll())
 		}
 	}

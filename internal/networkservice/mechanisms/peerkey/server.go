@@ -1,0 +1,37 @@
+package peerkey
+
+import (
+	"context"
+
+	"github.com/golang/protobuf/ptypes/empty"
+	"go.fd.io/govpp/api"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
+)
+
+type peerKeyServer struct {
+	vppConn api.Connection
+}
+
+// NewServer returns the element that rebuilds the client's side of an encrypted tunnel when the
+// client comes with another key. Place it after sdk-vpp's wireguard and ipsec servers (behind the
+// mechanisms element): it acts once the rest of the chain answered, before they build.
+func NewServer(vppConn api.Connection) networkservice.NetworkServiceServer {
+	return &peerKeyServer{vppConn: vppConn}
+}
+
+func (s *peerKeyServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
+	conn, err := next.Server(ctx).Request(ctx, request)
+	if err != nil {
+		return nil, err
+	}
+	if err := rebuildOnChange(ctx, s.vppConn, conn, false); err != nil {
+		return nil, err
+	}
+	return conn, nil
+}
+
+func (s *peerKeyServer) Close(ctx context.Context, conn *networkservice.Connection) (*empty.Empty, error) {
+	return next.Server(ctx).Close(ctx, conn)
+}
