@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,8 +30,8 @@ import (
 // memifExample is one example: where its client and endpoint run, what they are and what the
 // service carries.
 type memifExample struct {
-	// name is the example's folder, under use-cases/ or features/ipv6/.
-	name, tag string
+	// folder and name are the example's folder under examples/: use-cases, features/ipv6, heal.
+	folder, name, tag string
 	// nodes is 1 for a local example, 2 when the manifests keep the pods apart.
 	nodes                      int
 	memifClient, memifEndpoint bool
@@ -47,17 +49,17 @@ const (
 )
 
 var memifExamples = []memifExample{
-	{name: "Kernel2Memif", tag: "fk2m", nodes: 1, memifEndpoint: true, payload: "ETHERNET", cidr: upstreamMemifCIDR, inMakeTest: true},
-	{name: "Memif2Memif", tag: "fm2m", nodes: 1, memifClient: true, memifEndpoint: true, payload: "ETHERNET", cidr: upstreamMemifCIDR},
-	{name: "Kernel2Ethernet2Memif", tag: "fke2m", nodes: 2, memifEndpoint: true, payload: "ETHERNET", cidr: upstreamMemifCIDR},
-	{name: "Memif2Ethernet2Memif", tag: "fme2m", nodes: 2, memifClient: true, memifEndpoint: true, payload: "ETHERNET", cidr: upstreamMemifCIDR},
-	{name: "Kernel2IP2Memif", tag: "fki2m", nodes: 2, memifEndpoint: true, payload: "IP", cidr: upstreamMemifCIDR},
-	{name: "Memif2IP2Kernel", tag: "fmi2k", nodes: 2, memifClient: true, payload: "IP", cidr: upstreamMemifCIDR},
-	{name: "Memif2IP2Memif", tag: "fmi2m", nodes: 2, memifClient: true, memifEndpoint: true, payload: "IP", cidr: upstreamMemifCIDR},
-	{name: "Memif2Memif_ipv6", tag: "f6m2m", nodes: 1, memifClient: true, memifEndpoint: true, payload: "ETHERNET", cidr: upstreamMemifCIDR6},
-	{name: "Kernel2IP2Memif_ipv6", tag: "f6ki2m", nodes: 2, memifEndpoint: true, payload: "IP", cidr: upstreamMemifCIDR6},
-	{name: "Memif2IP2Kernel_ipv6", tag: "f6mi2k", nodes: 2, memifClient: true, payload: "IP", cidr: upstreamMemifCIDR6},
-	{name: "Memif2IP2Memif_ipv6", tag: "f6mi2m", nodes: 2, memifClient: true, memifEndpoint: true, payload: "IP", cidr: upstreamMemifCIDR6},
+	{folder: "use-cases", name: "Kernel2Memif", tag: "fk2m", nodes: 1, memifEndpoint: true, payload: "ETHERNET", cidr: upstreamMemifCIDR, inMakeTest: true},
+	{folder: "use-cases", name: "Memif2Memif", tag: "fm2m", nodes: 1, memifClient: true, memifEndpoint: true, payload: "ETHERNET", cidr: upstreamMemifCIDR},
+	{folder: "use-cases", name: "Kernel2Ethernet2Memif", tag: "fke2m", nodes: 2, memifEndpoint: true, payload: "ETHERNET", cidr: upstreamMemifCIDR},
+	{folder: "use-cases", name: "Memif2Ethernet2Memif", tag: "fme2m", nodes: 2, memifClient: true, memifEndpoint: true, payload: "ETHERNET", cidr: upstreamMemifCIDR},
+	{folder: "use-cases", name: "Kernel2IP2Memif", tag: "fki2m", nodes: 2, memifEndpoint: true, payload: "IP", cidr: upstreamMemifCIDR},
+	{folder: "use-cases", name: "Memif2IP2Kernel", tag: "fmi2k", nodes: 2, memifClient: true, payload: "IP", cidr: upstreamMemifCIDR},
+	{folder: "use-cases", name: "Memif2IP2Memif", tag: "fmi2m", nodes: 2, memifClient: true, memifEndpoint: true, payload: "IP", cidr: upstreamMemifCIDR},
+	{folder: "features/ipv6", name: "Memif2Memif_ipv6", tag: "f6m2m", nodes: 1, memifClient: true, memifEndpoint: true, payload: "ETHERNET", cidr: upstreamMemifCIDR6},
+	{folder: "features/ipv6", name: "Kernel2IP2Memif_ipv6", tag: "f6ki2m", nodes: 2, memifEndpoint: true, payload: "IP", cidr: upstreamMemifCIDR6},
+	{folder: "features/ipv6", name: "Memif2IP2Kernel_ipv6", tag: "f6mi2k", nodes: 2, memifClient: true, payload: "IP", cidr: upstreamMemifCIDR6},
+	{folder: "features/ipv6", name: "Memif2IP2Memif_ipv6", tag: "f6mi2m", nodes: 2, memifClient: true, memifEndpoint: true, payload: "IP", cidr: upstreamMemifCIDR6},
 }
 
 // TestUpstreamMemifExamples runs every memif example as a subtest named after it, each on the
@@ -94,135 +96,201 @@ type memifEnd struct {
 	idleMemif string
 }
 
+// memifRun is one running example.
+type memifRun struct {
+	example memifExample
+	sc      scenario
+	d       *domain.Domain
+	rep     *report
+	// nse is the endpoint's program and pod; nseEnd and clientEnd the connection's two ends.
+	nse               *domain.Endpoint
+	nseEnd, clientEnd memifEnd
+	closeClient       func() error
+	// nseCIDR is the current endpoint's range once a heal step replaced the first; empty before.
+	nseCIDR string
+}
+
 func runMemifExample(t *testing.T, example memifExample, realVPP string) {
+	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
+	defer cancel()
+	r := startMemifExample(ctx, t, example, realVPP)
+	clientAddr, nseAddr := upstreamMemifAddrs(example.cidr, 0)
+	r.requireConnected(ctx, t, clientAddr, nseAddr)
+	r.requirePings(ctx, t, clientAddr, nseAddr)
+	r.requireCloseLeavesNothing(ctx, t)
+}
+
+// startMemifExample starts example's domain, its endpoint and its client, and requires the
+// client granted the README's addresses.
+func startMemifExample(ctx context.Context, t *testing.T, example memifExample, realVPP string) *memifRun {
+	t.Helper()
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	sc := withReport(upstreamScenario(example.tag, example.nodes, realVPP), upstreamMemifReport(example))
-	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
-	clientNode, nseNode := d.Nodes[sc.clientNode], d.Nodes[sc.endpointNode]
+	r := &memifRun{example: example, sc: withReport(upstreamScenario(example.tag, example.nodes, realVPP), upstreamMemifReport(example))}
+	r.d = startDomain(ctx, t, r.sc)
+	r.rep = reportOf(t)
+	r.startEndpoint(ctx, t, "", example.cidr)
+
+	r.rep.step("connect")
 	serviceName := example.service()
-
-	var nse *domain.Endpoint
-	nseEnd := memifEnd{name: "nse-kernel"}
-	if example.memifEndpoint {
-		vppNSE, err := d.StartVPPEndpoint(ctx, nseNode, "nse-memif", serviceName, example.cidr, domain.WithPayload(example.payload))
-		require.NoError(t, err)
-		nse, nseEnd = vppNSE.Endpoint, memifEnd{name: "nse-memif", vpp: vppNSE}
-	} else {
-		var err error
-		nse, err = d.StartEndpoint(ctx, nseNode, "nse-kernel", serviceName, example.cidr, domain.WithPayload(example.payload))
-		require.NoError(t, err)
-	}
-	nseEnd.pod = nse.Pod
-	nseEnd.idleMemif = idleMemifOf(ctx, t, nseEnd)
-
-	rep.step("connect")
+	clientNode := r.d.Nodes[r.sc.clientNode]
 	var conn *networkservice.Connection
-	var closeClient func() error
-	clientEnd := memifEnd{name: "alpine"}
 	if example.memifClient {
-		client, err := d.ConnectVPPClient(ctx, clientNode, "nsc-memif", fmt.Sprintf("memif://%s/memif0", serviceName))
+		client, err := r.d.ConnectVPPClient(ctx, clientNode, "nsc-memif", fmt.Sprintf("memif://%s/memif0", serviceName))
 		require.NoError(t, err, "the client with its own VPP was not granted its connection")
 		require.Len(t, client.Connections, 1)
-		conn, closeClient = client.Connections[0], client.Close
-		clientEnd = memifEnd{name: "nsc-memif", pod: client.Pod, vpp: client}
+		conn, r.closeClient = client.Connections[0], client.Close
+		r.clientEnd = memifEnd{name: "nsc-memif", pod: client.Pod, vpp: client}
 	} else {
-		client, err := d.Connect(ctx, clientNode, "alpine", "kernel://"+serviceName+"/"+clientIfname)
+		client, err := r.d.Connect(ctx, clientNode, "alpine", "kernel://"+serviceName+"/"+clientIfname)
 		require.NoError(t, err)
 		require.Len(t, client.Connections, 1)
-		conn, closeClient = client.Connections[0], client.Close
-		clientEnd.pod = client.Pod
+		conn, r.closeClient = client.Connections[0], client.Close
+		r.clientEnd = memifEnd{name: "alpine", pod: client.Pod}
 	}
 	ipc := conn.GetContext().GetIpContext()
-	require.Len(t, ipc.GetSrcIpAddrs(), 1, "the client's addresses")
-	require.Len(t, ipc.GetDstIpAddrs(), 1, "the endpoint's addresses")
-	clientAddr, nseAddr := addrOf(t, ipc.GetSrcIpAddrs()[0]), addrOf(t, ipc.GetDstIpAddrs()[0])
-	wantClient, wantNSE := upstreamMemifAddrs(example.cidr)
-	require.Equal(t, [2]string{wantClient, wantNSE}, [2]string{clientAddr, nseAddr}, "the client's and the endpoint's addresses")
+	wantClient, wantNSE := upstreamMemifAddrs(example.cidr, 0)
+	require.Equal(t, []string{wantClient + "/" + hostBits(wantClient)}, normalizePrefixes(t, ipc.GetSrcIpAddrs()), "the client's addresses")
+	require.Equal(t, []string{wantNSE + "/" + hostBits(wantNSE)}, normalizePrefixes(t, ipc.GetDstIpAddrs()), "the endpoint's addresses")
+	return r
+}
 
-	rep.step("connected: each end holds its side")
-	if example.nodes == 2 {
+// startEndpoint starts the example's endpoint (its name with suffix, a new pod) on the
+// endpoint's node, handing out addresses from cidr.
+func (r *memifRun) startEndpoint(ctx context.Context, t *testing.T, suffix, cidr string) {
+	t.Helper()
+	node := r.d.Nodes[r.sc.endpointNode]
+	payload := domain.WithPayload(r.example.payload)
+	if r.example.memifEndpoint {
+		vppNSE, err := r.d.StartVPPEndpoint(ctx, node, "nse-memif"+suffix, r.example.service(), cidr, payload)
+		require.NoError(t, err)
+		r.nse, r.nseEnd = vppNSE.Endpoint, memifEnd{name: vppNSE.Name, vpp: vppNSE}
+	} else {
+		nse, err := r.d.StartEndpoint(ctx, node, "nse-kernel"+suffix, r.example.service(), cidr, payload)
+		require.NoError(t, err)
+		r.nse, r.nseEnd = nse, memifEnd{name: nse.Name}
+	}
+	r.nseEnd.pod = r.nse.Pod
+	r.nseEnd.idleMemif = idleMemifOf(ctx, t, r.nseEnd)
+}
+
+// requireConnected requires the tunnel between the nodes, and each end to hold its side:
+// a memif connected to its peer with the address on it, or a kernel interface with the
+// addresses and routes of the connection.
+func (r *memifRun) requireConnected(ctx context.Context, t *testing.T, clientAddr, nseAddr string) {
+	t.Helper()
+	r.rep.step("connected: each end holds its side")
+	if r.example.nodes == 2 {
 		tunnel := "vxlan"
-		if example.payload == "IP" {
+		if r.example.payload == "IP" {
 			tunnel = "wireguard"
 		}
-		for _, node := range d.Nodes {
-			requireVPPHolds(ctx, t, d, node, tunnel)
+		for _, node := range r.d.Nodes {
+			requireVPPHolds(ctx, t, r.d, node, tunnel)
 		}
 	}
 	for _, end := range []struct {
 		memifEnd
-		addrs  []string
-		routes []route
-	}{
-		{clientEnd, ipc.GetSrcIpAddrs(), clientRoutes(ipc)},
-		{nseEnd, ipc.GetDstIpAddrs(), endpointRoutes(ipc)},
-	} {
+		addr string
+		peer string
+	}{{r.clientEnd, clientAddr, nseAddr}, {r.nseEnd, nseAddr, clientAddr}} {
 		if end.vpp != nil {
-			requirePodVPPMemifHolds(ctx, t, end.memifEnd, addrOf(t, end.addrs[0]))
+			requirePodVPPMemifHolds(ctx, t, end.memifEnd, end.addr)
 			continue
 		}
-		state, err := topology.Inspect(end.pod.Netns)
-		require.NoError(t, err)
-		requireKernelMatches(t, end.name+" pod", state, onlyNonLoopback(t, end.name+" pod", state), end.addrs, end.routes, nil)
+		// The kernel end: its one interface holds exactly its address, and a route to the peer.
+		var state *topology.State
+		var err error
+		waitFor(t, 100*time.Millisecond, func() bool {
+			state, err = topology.Inspect(end.pod.Netns)
+			if err != nil || len(state.Links) != 2 {
+				return false
+			}
+			ifname := onlyNonLoopback(t, end.name+" pod", state)
+			link, _ := state.Link(ifname)
+			return link.Up && slices.Equal(uniquePrefixes(t, link.Addrs), []string{end.addr + "/" + hostBits(end.addr)})
+		}, func() string {
+			return fmt.Sprintf("%s pod does not hold %s on its connection's interface (%v)\n%s", end.name, end.addr, err, state)
+		})
+		requireRouteTo(t, end.name+" pod", state, end.peer)
 	}
+}
 
-	rep.step("pings: the client to the endpoint, the endpoint to the client")
+// requirePings does the README's pings: from the client to the endpoint's address, and from
+// the endpoint to the client's.
+func (r *memifRun) requirePings(ctx context.Context, t *testing.T, clientAddr, nseAddr string) {
+	t.Helper()
+	r.rep.step("pings: the client to the endpoint, the endpoint to the client")
 	for _, ping := range []struct {
 		from     memifEnd
 		src, dst string
-	}{{clientEnd, clientAddr, nseAddr}, {nseEnd, nseAddr, clientAddr}} {
+	}{{r.clientEnd, clientAddr, nseAddr}, {r.nseEnd, nseAddr, clientAddr}} {
 		if ping.from.vpp != nil {
 			requirePodVPPPing(ctx, t, ping.from, ping.dst)
 		} else {
 			requireUpstreamPing(ctx, t, ping.from.pod.Netns, ping.src, ping.dst)
 		}
 	}
-	t.Logf("%s on %s: %s and %s ping each other", d.Forwarder().Name, d.VPPName(), clientEnd.name, nseEnd.name)
+	t.Logf("%s on %s: %s and %s ping each other", r.d.Forwarder().Name, r.d.VPPName(), r.clientEnd.name, r.nseEnd.name)
+}
 
-	rep.step("close leaves nothing")
-	require.NoError(t, closeClient(), "the client's Close failed")
-	for _, end := range []memifEnd{clientEnd, nseEnd} {
+// requireCloseLeavesNothing closes the client and requires both pods, both pods' VPPs, every
+// node, every node's VPP and every journal as before the connection; then the endpoint is
+// deleted and must be gone from the registry.
+func (r *memifRun) requireCloseLeavesNothing(ctx context.Context, t *testing.T) {
+	t.Helper()
+	r.rep.step("close leaves nothing")
+	require.NoError(t, r.closeClient(), "the client's Close failed")
+	for _, end := range []memifEnd{r.clientEnd, r.nseEnd} {
 		requireEventuallyEmpty(t, end.name+" pod", end.pod.Netns)
 		if end.vpp != nil {
 			requirePodVPPIdle(ctx, t, end)
 		}
 	}
-	for _, node := range d.Nodes {
-		requireVPPClean(ctx, t, d, node)
+	for _, node := range r.d.Nodes {
+		requireVPPClean(ctx, t, r.d, node)
 		requireNodeKernelClean(t, node)
-		if ourDesign(d) {
-			requireJournalEmpty(ctx, t, d, node)
+		if ourDesign(r.d) {
+			requireJournalEmpty(ctx, t, r.d, node)
 		}
 	}
-	rep.step("endpoint unregisters")
-	if nseEnd.vpp != nil {
-		require.NoError(t, nseEnd.vpp.(*domain.VPPEndpoint).Close())
-	} else {
-		require.NoError(t, nse.Close())
+	r.rep.step("endpoint unregisters")
+	require.NoError(t, r.deleteEndpoint())
+	requireEventuallyUnregistered(ctx, t, r.d, r.nse.Name)
+}
+
+// deleteEndpoint deletes the endpoint's pod: its program (which unregisters), its VPP if it has
+// one, and its namespace.
+func (r *memifRun) deleteEndpoint() error {
+	if vppNSE, ok := r.nseEnd.vpp.(*domain.VPPEndpoint); ok {
+		return vppNSE.Close()
 	}
-	requireEventuallyUnregistered(ctx, t, d, nse.Name)
+	return r.nse.Close()
 }
 
 // upstreamMemifReport is the row `make compare` records example's runs under.
 func upstreamMemifReport(example memifExample) string {
-	if strings.HasSuffix(example.name, "_ipv6") {
-		return "upstream features/ipv6/" + example.name
-	}
-	return "upstream use-cases/" + example.name
+	return "upstream " + example.folder + "/" + example.name
 }
 
 // upstreamMemifAddrs are the addresses the READMEs ping: the endpoint takes the first of its
-// range, the client the second.
-func upstreamMemifAddrs(cidr string) (client, nse string) {
-	if cidr == upstreamMemifCIDR6 {
-		return "2001:db8::1", "2001:db8::"
+// range, the client the second; pair counts the /31 (or /127) pairs after cidr's first, where
+// an endpoint replaced with "another CIDR" hands out.
+func upstreamMemifAddrs(cidr string, pair int) (client, nse string) {
+	first := netip.MustParsePrefix(cidr).Addr()
+	for range 2 * pair {
+		first = first.Next()
 	}
-	return "172.16.1.101", "172.16.1.100"
+	return first.Next().String(), first.String()
+}
+
+// hostBits is the prefix length of a host address of addr's family.
+func hostBits(addr string) string {
+	if strings.Contains(addr, ":") {
+		return "128"
+	}
+	return "32"
 }
 
 // idleMemifOf is `show memif` of end's VPP, or "" for a kernel pod.
@@ -286,4 +354,16 @@ func requirePodVPPIdle(ctx context.Context, t *testing.T, end memifEnd) {
 		return fmt.Sprintf("%s's VPP after Close: %v (error %v), before the connection %v; show memif:\n%s\nbefore:\n%s",
 			end.name, now, err, end.vpp.IdleInterfaces(), memifs, end.idleMemif)
 	})
+}
+
+// requireRouteTo requires the pod's main table to hold a route to peer's host address.
+func requireRouteTo(t *testing.T, where string, state *topology.State, peer string) {
+	t.Helper()
+	want := peer + "/" + hostBits(peer)
+	for _, r := range state.Routes {
+		if r.Table == 254 && r.Dst == want {
+			return
+		}
+	}
+	t.Fatalf("%s: no route to %s\n%s", where, want, state)
 }
