@@ -241,6 +241,9 @@ func workloads(cfg Config) []spire.Workload {
 	if cfg.Binaries.VPPClient != "" {
 		list = append(list, spire.Workload{Name: "nsc-vpp", Binary: cfg.Binaries.VPPClient})
 	}
+	if cfg.Binaries.VPPEndpoint != "" {
+		list = append(list, spire.Workload{Name: "nse-vpp", Binary: cfg.Binaries.VPPEndpoint})
+	}
 	return list
 }
 
