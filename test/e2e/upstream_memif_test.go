@@ -38,6 +38,12 @@ type memifExample struct {
 	payload, cidr              string
 	// inMakeTest puts the example in `make test`; the others need E2E_UPSTREAM_SLOW=1.
 	inMakeTest bool
+	// secondForwarder runs the example with examples/multiforwarder's set-up: a second
+	// forwarder on the node (upstream's is forwarder-sriov, here one of the same kind); the one
+	// the nsmgr chose must carry the connection whole, the other hold nothing. report names the
+	// row then.
+	secondForwarder bool
+	report          string
 }
 
 func (e memifExample) service() string { return strings.ToLower(strings.ReplaceAll(e.name, "_", "-")) }
@@ -56,6 +62,8 @@ var memifExamples = []memifExample{
 	{folder: "use-cases", name: "Kernel2IP2Memif", tag: "fki2m", nodes: 2, memifEndpoint: true, payload: "IP", cidr: upstreamMemifCIDR},
 	{folder: "use-cases", name: "Memif2IP2Kernel", tag: "fmi2k", nodes: 2, memifClient: true, payload: "IP", cidr: upstreamMemifCIDR},
 	{folder: "use-cases", name: "Memif2IP2Memif", tag: "fmi2m", nodes: 2, memifClient: true, memifEndpoint: true, payload: "IP", cidr: upstreamMemifCIDR},
+	{folder: "use-cases", name: "multiforwarder-Memif2Memif", tag: "fmfm", nodes: 1, memifClient: true, memifEndpoint: true, payload: "ETHERNET",
+		cidr: upstreamMemifCIDR, secondForwarder: true, report: "upstream multiforwarder + Memif2Memif"},
 	{folder: "features/ipv6", name: "Memif2Memif_ipv6", tag: "f6m2m", nodes: 1, memifClient: true, memifEndpoint: true, payload: "ETHERNET", cidr: upstreamMemifCIDR6},
 	{folder: "features/ipv6", name: "Kernel2IP2Memif_ipv6", tag: "f6ki2m", nodes: 2, memifEndpoint: true, payload: "IP", cidr: upstreamMemifCIDR6},
 	{folder: "features/ipv6", name: "Memif2IP2Kernel_ipv6", tag: "f6mi2k", nodes: 2, memifClient: true, payload: "IP", cidr: upstreamMemifCIDR6},
@@ -106,6 +114,9 @@ type memifRun struct {
 	nse               *domain.Endpoint
 	nseEnd, clientEnd memifEnd
 	closeClient       func() error
+	conn              *networkservice.Connection
+	// forwarders are every forwarder of the domain: the nodes' and a second one's.
+	forwarders []*domain.Node
 	// nseCIDR is the current endpoint's range once a heal step replaced the first; empty before.
 	nseCIDR string
 }
@@ -130,6 +141,13 @@ func startMemifExample(ctx context.Context, t *testing.T, example memifExample, 
 	r := &memifRun{example: example, sc: withReport(upstreamScenario(example.tag, example.nodes, realVPP), upstreamMemifReport(example))}
 	r.d = startDomain(ctx, t, r.sc)
 	r.rep = reportOf(t)
+	r.forwarders = r.d.Nodes
+	if example.secondForwarder {
+		node := r.d.Nodes[0]
+		second, err := r.d.AddForwarder(ctx, node, "my-forwarder-vpp-"+node.Name, map[string]string{"p2p": "true"})
+		require.NoError(t, err)
+		r.forwarders = []*domain.Node{node, second}
+	}
 	r.startEndpoint(ctx, t, "", example.cidr)
 
 	r.rep.step("connect")
@@ -149,6 +167,7 @@ func startMemifExample(ctx context.Context, t *testing.T, example memifExample, 
 		conn, r.closeClient = client.Connections[0], client.Close
 		r.clientEnd = memifEnd{name: "alpine", pod: client.Pod}
 	}
+	r.conn = conn
 	ipc := conn.GetContext().GetIpContext()
 	wantClient, wantNSE := upstreamMemifAddrs(example.cidr, 0)
 	require.Equal(t, []string{wantClient + "/" + hostBits(wantClient)}, normalizePrefixes(t, ipc.GetSrcIpAddrs()), "the client's addresses")
@@ -181,6 +200,9 @@ func (r *memifRun) startEndpoint(ctx context.Context, t *testing.T, suffix, cidr
 func (r *memifRun) requireConnected(ctx context.Context, t *testing.T, clientAddr, nseAddr string) {
 	t.Helper()
 	r.rep.step("connected: each end holds its side")
+	if r.example.secondForwarder {
+		r.requireOneForwarderCarries(ctx, t)
+	}
 	if r.example.nodes == 2 {
 		tunnel := "vxlan"
 		if r.example.payload == "IP" {
@@ -217,6 +239,25 @@ func (r *memifRun) requireConnected(ctx context.Context, t *testing.T, clientAdd
 	}
 }
 
+// requireOneForwarderCarries requires exactly one of the node's two forwarders on the
+// connection's path, and the other's journal to hold nothing.
+func (r *memifRun) requireOneForwarderCarries(ctx context.Context, t *testing.T) {
+	t.Helper()
+	var carriers []string
+	for _, f := range r.forwarders {
+		if forwarderOnPath(r.conn, f.ForwarderName) {
+			carriers = append(carriers, f.ForwarderName)
+		} else {
+			requireVPPClean(ctx, t, r.d, f)
+			if ourDesign(r.d) {
+				requireJournalEmpty(ctx, t, r.d, f)
+			}
+		}
+	}
+	require.Len(t, carriers, 1, "forwarders on the client's path %v", pathNames(r.conn))
+	t.Logf("%s carries the connection (path %v)", carriers[0], pathNames(r.conn))
+}
+
 // requirePings does the README's pings: from the client to the endpoint's address, and from
 // the endpoint to the client's.
 func (r *memifRun) requirePings(ctx context.Context, t *testing.T, clientAddr, nseAddr string) {
@@ -249,10 +290,12 @@ func (r *memifRun) requireCloseLeavesNothing(ctx context.Context, t *testing.T) 
 		}
 	}
 	for _, node := range r.d.Nodes {
-		requireVPPClean(ctx, t, r.d, node)
 		requireNodeKernelClean(t, node)
+	}
+	for _, forwarder := range r.forwarders {
+		requireVPPClean(ctx, t, r.d, forwarder)
 		if ourDesign(r.d) {
-			requireJournalEmpty(ctx, t, r.d, node)
+			requireJournalEmpty(ctx, t, r.d, forwarder)
 		}
 	}
 	r.rep.step("endpoint unregisters")
@@ -271,6 +314,9 @@ func (r *memifRun) deleteEndpoint() error {
 
 // upstreamMemifReport is the row `make compare` records example's runs under.
 func upstreamMemifReport(example memifExample) string {
+	if example.report != "" {
+		return example.report
+	}
 	return "upstream " + example.folder + "/" + example.name
 }
 

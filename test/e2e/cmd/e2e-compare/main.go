@@ -104,6 +104,7 @@ var scenarios = []scenario{
 	{"upstream use-cases/Kernel2IP2Memif, real VPP", "TestUpstreamMemifExamples/Kernel2IP2Memif/vpp"},
 	{"upstream use-cases/Memif2IP2Kernel, real VPP", "TestUpstreamMemifExamples/Memif2IP2Kernel/vpp"},
 	{"upstream use-cases/Memif2IP2Memif, real VPP", "TestUpstreamMemifExamples/Memif2IP2Memif/vpp"},
+	{"upstream multiforwarder + Memif2Memif, real VPP", "TestUpstreamMemifExamples/multiforwarder-Memif2Memif/vpp"},
 	{"upstream features/ipv6/Memif2Memif_ipv6, real VPP", "TestUpstreamMemifExamples/Memif2Memif_ipv6/vpp"},
 	{"upstream features/ipv6/Kernel2IP2Memif_ipv6, real VPP", "TestUpstreamMemifExamples/Kernel2IP2Memif_ipv6/vpp"},
 	{"upstream features/ipv6/Memif2IP2Kernel_ipv6, real VPP", "TestUpstreamMemifExamples/Memif2IP2Kernel_ipv6/vpp"},
