@@ -369,11 +369,17 @@ func requirePodVPPMemifHolds(ctx context.Context, t *testing.T, end memifEnd, ad
 	})
 }
 
-// requirePodVPPPing is the README's `vppctl ping <dst> repeat 4` from end's VPP, after one echo
-// that may be lost to address resolution: all four must be answered (upstream requires one).
+// requirePodVPPPing is the README's `vppctl ping <dst> repeat 4` from end's VPP, once a single
+// echo has been answered (the first ones may be lost to address resolution, IPv6's neighbor
+// discovery taking longer than ARP): all four must be answered (upstream requires one).
 func requirePodVPPPing(ctx context.Context, t *testing.T, end memifEnd, dst string) {
 	t.Helper()
-	_, _ = end.vpp.CLI(ctx, "ping "+dst+" repeat 1")
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		warm, _ := end.vpp.CLI(ctx, "ping "+dst+" repeat 1")
+		if m := vppPingReceived.FindStringSubmatch(warm); m != nil && m[2] == "1" {
+			break
+		}
+	}
 	out, err := end.vpp.CLI(ctx, "ping "+dst+" repeat 4 interval 0.2")
 	require.NoError(t, err)
 	m := vppPingReceived.FindStringSubmatch(out)
