@@ -61,7 +61,7 @@ func runMemifHealExample(t *testing.T, example memifHealExample, realVPP string)
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
 	defer cancel()
 	r := startMemifExample(ctx, t, example.memifExample, realVPP)
-	clientAddr, nseAddr := upstreamMemifAddrs(example.cidr, 0)
+	clientAddr, nseAddr := upstreamMemifAddrs(example.cidr)
 	r.requireConnected(ctx, t, clientAddr, nseAddr)
 	r.requirePings(ctx, t, clientAddr, nseAddr)
 
@@ -71,7 +71,7 @@ func runMemifHealExample(t *testing.T, example memifHealExample, realVPP string)
 		step.do(ctx, t, r)
 	}
 	r.rep.step("heal: the client's VPP reaches the endpoint")
-	clientAddr, nseAddr = upstreamMemifAddrs(r.cidr(), 0)
+	clientAddr, nseAddr = upstreamMemifAddrs(r.cidr())
 	var out string
 	var err error
 	waitUntil(t, time.Now().Add(healTimeout), 500*time.Millisecond, func() bool {

@@ -125,7 +125,7 @@ func runMemifExample(t *testing.T, example memifExample, realVPP string) {
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()
 	r := startMemifExample(ctx, t, example, realVPP)
-	clientAddr, nseAddr := upstreamMemifAddrs(example.cidr, 0)
+	clientAddr, nseAddr := upstreamMemifAddrs(example.cidr)
 	r.requireConnected(ctx, t, clientAddr, nseAddr)
 	r.requirePings(ctx, t, clientAddr, nseAddr)
 	r.requireCloseLeavesNothing(ctx, t)
@@ -169,7 +169,7 @@ func startMemifExample(ctx context.Context, t *testing.T, example memifExample, 
 	}
 	r.conn = conn
 	ipc := conn.GetContext().GetIpContext()
-	wantClient, wantNSE := upstreamMemifAddrs(example.cidr, 0)
+	wantClient, wantNSE := upstreamMemifAddrs(example.cidr)
 	require.Equal(t, []string{wantClient + "/" + hostBits(wantClient)}, normalizePrefixes(t, ipc.GetSrcIpAddrs()), "the client's addresses")
 	require.Equal(t, []string{wantNSE + "/" + hostBits(wantNSE)}, normalizePrefixes(t, ipc.GetDstIpAddrs()), "the endpoint's addresses")
 	return r
@@ -321,13 +321,9 @@ func upstreamMemifReport(example memifExample) string {
 }
 
 // upstreamMemifAddrs are the addresses the READMEs ping: the endpoint takes the first of its
-// range, the client the second; pair counts the /31 (or /127) pairs after cidr's first, where
-// an endpoint replaced with "another CIDR" hands out.
-func upstreamMemifAddrs(cidr string, pair int) (client, nse string) {
+// range, the client the second.
+func upstreamMemifAddrs(cidr string) (client, nse string) {
 	first := netip.MustParsePrefix(cidr).Addr()
-	for range 2 * pair {
-		first = first.Next()
-	}
 	return first.Next().String(), first.String()
 }
 
