@@ -28,6 +28,9 @@ func (d *Domain) Diagnostics() string {
 	for _, e := range d.endpoints {
 		writeTail(&b, e.Proc, logTailLength/2)
 	}
+	for _, e := range d.vppEndpoints {
+		writeTail(&b, e.VPP, logTailLength/4)
+	}
 	for _, e := range d.vlanEndpoints {
 		writeTail(&b, e.Proc, logTailLength/2)
 	}

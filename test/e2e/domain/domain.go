@@ -125,6 +125,9 @@ type Domain struct {
 	clients       []*Client
 	// vppClients are the clients with a VPP of their own (ConnectVPPClient).
 	vppClients []*VPPClient
+	// vppEndpoints are the endpoints with a VPP of their own (StartVPPEndpoint); each is in
+	// endpoints too.
+	vppEndpoints []*VPPEndpoint
 	// extraForwarders are the nodes' additional forwarders, each with its own VPP (AddForwarder).
 	extraForwarders []*Node
 	// Timings records how long each step of bring-up took, in order.
@@ -237,6 +240,9 @@ func workloads(cfg Config) []spire.Workload {
 	}
 	if cfg.Binaries.VPPClient != "" {
 		list = append(list, spire.Workload{Name: "nsc-vpp", Binary: cfg.Binaries.VPPClient})
+	}
+	if cfg.Binaries.VPPEndpoint != "" {
+		list = append(list, spire.Workload{Name: "nse-vpp", Binary: cfg.Binaries.VPPEndpoint})
 	}
 	return list
 }
@@ -624,6 +630,9 @@ func (d *Domain) Close() error {
 	}
 	for i := len(d.endpoints) - 1; i >= 0; i-- {
 		errs = append(errs, d.endpoints[i].Close())
+	}
+	for i := len(d.vppEndpoints) - 1; i >= 0; i-- {
+		errs = append(errs, d.vppEndpoints[i].stopVPP())
 	}
 	for i := len(d.vlanEndpoints) - 1; i >= 0; i-- {
 		errs = append(errs, d.vlanEndpoints[i].Close())

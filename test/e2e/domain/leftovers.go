@@ -12,13 +12,19 @@ import (
 
 // Leftovers stops every client still running (each closes its connections on SIGTERM), waits
 // up to settle for the data plane to be idle again, and lists what is left: every pod's
-// interfaces but loopback, its routes and rules; each VPP's interfaces and each node
-// namespace's links, routes and rules that were not there before the first connection. A
-// scenario that passed has none; one that failed shows here what its forwarder leaks.
+// interfaces but loopback, its routes and rules; each VPP's interfaces (a pod's own VPP
+// included) and each node namespace's links, routes and rules that were not there before the
+// first connection. A scenario that passed has none; one that failed shows here what its
+// forwarder leaks.
 func (d *Domain) Leftovers(ctx context.Context, settle time.Duration) ([]string, error) {
 	for _, c := range d.clients {
 		if exited, _ := c.Proc.Exited(); !exited {
 			_ = c.Close() // a failed Close is what the leftovers show
+		}
+	}
+	for _, c := range d.vppClients {
+		if c.Proc != nil {
+			_ = c.Close()
 		}
 	}
 	deadline := time.Now().Add(settle)
@@ -43,6 +49,31 @@ func (d *Domain) leftovers(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 		left = append(left, podLeftovers("pod "+pod.Name, state)...)
+	}
+	// The VPPs of the pods that have one (memif clients and endpoints), while they run.
+	var podVPPs []*Node
+	for _, c := range d.vppClients {
+		podVPPs = append(podVPPs, c.node)
+	}
+	for _, e := range d.vppEndpoints {
+		podVPPs = append(podVPPs, e.vpp)
+	}
+	for _, vpp := range podVPPs {
+		if vpp == nil || vpp.VPP == nil {
+			continue
+		}
+		if exited, _ := vpp.VPP.Exited(); exited {
+			continue
+		}
+		interfaces, err := d.VPPInterfaces(ctx, vpp)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range interfaces {
+			if !contains(vpp.IdleInterfaces, i) {
+				left = append(left, fmt.Sprintf("pod %s VPP: %s interface %s", vpp.Name, i.Kind, i.Name))
+			}
+		}
 	}
 	for _, node := range d.Nodes {
 		interfaces, err := d.SimulatorInterfaces(ctx, node)

@@ -3,20 +3,15 @@ package domain
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"go.fd.io/govpp/api"
-
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
-	"github.com/networkservicemesh/govpp/binapi/vlib"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
-	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
 )
 
 // VPPClient is a client whose data plane is a VPP of its own in its pod, as NSM's cmd-nsc-vpp:
@@ -51,29 +46,10 @@ func (d *Domain) ConnectVPPClient(ctx context.Context, node *Node, name string, 
 	dir := filepath.Join(d.cfg.WorkDir, node.Name, name)
 	c := &VPPClient{Name: name, Pod: pod, d: d, connFile: filepath.Join(dir, "connections.json")}
 	d.vppClients = append(d.vppClients, c)
-	// The pod's VPP runs as a node's does (startVPP's real-VPP half), without an uplink.
-	c.node = &Node{Node: &topology.Node{Name: name, Netns: pod.Netns}}
-	layout, err := realvpp.NewLayout(filepath.Join(dir, "vpp"), pod.Netns)
-	if err != nil {
-		return nil, err
-	}
-	if err = layout.WriteConfig(); err != nil {
-		return nil, err
-	}
-	c.node.VPPLayout, c.node.APISocket = &layout, layout.APISocket()
-	if c.node.VPP, err = process.Start(process.Spec{
-		Name: "vpp-" + name, Netns: pod.Netns, Binary: d.cfg.RealVPP, Args: []string{"-c", layout.ConfigPath()},
-		LogPath: filepath.Join(dir, "vpp-output.log"),
-	}); err != nil {
-		return nil, err
-	}
-	if err = awaitRealVPP(ctx, c.node); err != nil {
+	if c.node, err = d.startPodVPP(ctx, pod, dir); err != nil {
 		return nil, err
 	}
 	c.VPP = c.node.VPP
-	if c.node.IdleInterfaces, err = d.VPPInterfaces(ctx, c.node); err != nil {
-		return nil, err
-	}
 	if err = os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -84,7 +60,7 @@ func (d *Domain) ConnectVPPClient(ctx context.Context, node *Node, name string, 
 		Env: append(d.workloadEnv(node, name,
 			"NSM_CONNECT_TO=unix://"+node.NsmgrSocket,
 			"NSM_NETWORK_SERVICES="+strings.Join(services, ","),
-			"NSM_VPP_API_SOCKET="+layout.APISocket(),
+			"NSM_VPP_API_SOCKET="+c.node.APISocket,
 			"NSM_CONNECTION_FILE="+c.connFile,
 			"NSM_LOG_LEVEL="+d.cfg.LogLevel,
 		), d.clientEnv()...),
@@ -123,16 +99,7 @@ func (c *VPPClient) ReloadConnections() error {
 
 // CLI runs a debug CLI command on the client's VPP and returns its output.
 func (c *VPPClient) CLI(ctx context.Context, command string) (string, error) {
-	var out string
-	err := withVPP(ctx, c.node, func(ctx context.Context, conn api.Connection) error {
-		reply := &vlib.CliInbandReply{}
-		if err := conn.Invoke(ctx, &vlib.CliInband{Cmd: command}, reply); err != nil {
-			return fmt.Errorf("%s: %w", command, err)
-		}
-		out = reply.Reply
-		return nil
-	})
-	return out, err
+	return podVPPCLI(ctx, c.node, command)
 }
 
 // Interfaces lists the client VPP's interfaces; IdleInterfaces are those it had before the

@@ -99,6 +99,24 @@ var scenarios = []scenario{
 	{"wireguard between nodes, forwarder restart, real VPP", "TestWireguardSurvivesForwarderRestart/vpp"},
 	{"IPsec (IKEv2) between nodes, forwarder restart, real VPP", "TestIPsecSurvivesForwarderRestart/vpp"},
 	{"memif from a client's own VPP to kernel, forwarder restart, real VPP", "TestLocalMemifSurvivesForwarderRestart/vpp"},
+	// deployments-k8s v1.18.0's memif examples (issue 24, upstream_memif_test.go and
+	// upstream_memif_heal_test.go): clients and endpoints with a VPP of their own. Real VPP
+	// only: the simulator's memif never connects, so their vppsim subtests skip.
+	{"upstream use-cases/Kernel2Memif, real VPP", "TestUpstreamMemifExamples/Kernel2Memif/vpp"},
+	{"upstream use-cases/Memif2Memif, real VPP", "TestUpstreamMemifExamples/Memif2Memif/vpp"},
+	{"upstream use-cases/Kernel2Ethernet2Memif, real VPP", "TestUpstreamMemifExamples/Kernel2Ethernet2Memif/vpp"},
+	{"upstream use-cases/Memif2Ethernet2Memif, real VPP", "TestUpstreamMemifExamples/Memif2Ethernet2Memif/vpp"},
+	{"upstream use-cases/Kernel2IP2Memif, real VPP", "TestUpstreamMemifExamples/Kernel2IP2Memif/vpp"},
+	{"upstream use-cases/Memif2IP2Kernel, real VPP", "TestUpstreamMemifExamples/Memif2IP2Kernel/vpp"},
+	{"upstream use-cases/Memif2IP2Memif, real VPP", "TestUpstreamMemifExamples/Memif2IP2Memif/vpp"},
+	{"upstream multiforwarder + Memif2Memif, real VPP", "TestUpstreamMemifExamples/multiforwarder-Memif2Memif/vpp"},
+	{"upstream features/ipv6/Memif2Memif_ipv6, real VPP", "TestUpstreamMemifExamples/Memif2Memif_ipv6/vpp"},
+	{"upstream features/ipv6/Kernel2IP2Memif_ipv6, real VPP", "TestUpstreamMemifExamples/Kernel2IP2Memif_ipv6/vpp"},
+	{"upstream features/ipv6/Memif2IP2Kernel_ipv6, real VPP", "TestUpstreamMemifExamples/Memif2IP2Kernel_ipv6/vpp"},
+	{"upstream features/ipv6/Memif2IP2Memif_ipv6, real VPP", "TestUpstreamMemifExamples/Memif2IP2Memif_ipv6/vpp"},
+	{"upstream heal/local-nsmgr-local-forwarder-memif, real VPP", "TestUpstreamMemifHealExamples/local-nsmgr-local-forwarder-memif/vpp"},
+	{"upstream heal/local-nsmgr-local-nse-memif, real VPP", "TestUpstreamMemifHealExamples/local-nsmgr-local-nse-memif/vpp"},
+	{"upstream heal/remote-nsm-system-restart-memif-ip, real VPP", "TestUpstreamMemifHealExamples/remote-nsm-system-restart-memif-ip/vpp"},
 }
 
 const (
