@@ -238,6 +238,9 @@ func workloads(cfg Config) []spire.Workload {
 	if cfg.Binaries.VPPClient != "" {
 		list = append(list, spire.Workload{Name: "nsc-vpp", Binary: cfg.Binaries.VPPClient})
 	}
+	if cfg.Binaries.Vl3Endpoint != "" {
+		list = append(list, spire.Workload{Name: "nse-vl3", Binary: cfg.Binaries.Vl3Endpoint})
+	}
 	return list
 }
 

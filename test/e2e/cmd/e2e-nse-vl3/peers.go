@@ -17,12 +17,10 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/begin"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/heal"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/kernel"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/retry"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/connectioncontext/ipcontext/vl3"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
 	registryauthorize "github.com/networkservicemesh/sdk/pkg/registry/common/authorize"
@@ -55,9 +53,8 @@ func newPeering(ctx context.Context, cfg *config, dialOptions []grpc.DialOption,
 		client.WithAdditionalFunctionality(
 			vl3.NewClient(ctx, pool),
 			&peerDNS{server: own.IP.String()},
-			mechanisms.NewClient(map[string]networkservice.NetworkServiceClient{
-				kernelmech.MECHANISM: chain.NewNetworkServiceClient(kernel.NewClient()),
-			}),
+			// Offers the kernel mechanism in this pod, under a name of its own.
+			kernel.NewClient(),
 			sendfd.NewClient(),
 		),
 		client.WithDialTimeout(cfg.DialTimeout),
