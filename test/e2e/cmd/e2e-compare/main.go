@@ -94,6 +94,11 @@ var scenarios = []scenario{
 	// Real VPP only: the simulator carries nothing over wireguard.
 	{"upstream features/ipv6/Kernel2IP2Kernel, real VPP", "TestUpstreamFeaturesKernel2IP2KernelFamilies/ipv6/vpp"},
 	{"upstream features/dual_stack/Kernel2IP2Kernel, real VPP", "TestUpstreamFeaturesKernel2IP2KernelFamilies/dual_stack/vpp"},
+	// deployments-k8s v1.18.0 vl3 (issue 24, h-up): vl3-basic, two vl3 endpoints with kernel data
+	// planes peering through the forwarders, two clients on two nodes; the vl3 heal rows of
+	// TestUpstreamVl3 skip here (make upstream-slow).
+	{"upstream features/vl3-basic (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-basic/vppsim"},
+	{"upstream features/vl3-basic (kernel vl3 endpoints), real VPP", "TestUpstreamVl3/vl3-basic/vpp"},
 }
 
 const (
