@@ -17,7 +17,7 @@ import (
 )
 
 // The vl3 examples of NSM's deployments-k8s v1.18.0 (issue 24, docs/upstream-examples.md):
-// features/vl3-basic and heal/vl3-nse-death, heal/vl3-nscs-death. One vl3 network: a vl3 IPAM
+// use-cases/vl3-basic and heal/vl3-nse-death, heal/vl3-nscs-death. One vl3 network: a vl3 IPAM
 // server handing out /24s of 172.16.0.0/16, two vl3 endpoints (the second peers with the first
 // through both nodes' forwarders), two kernel clients of the vl3 service, one on each node.
 // Every client pings every client and both endpoints' addresses; then the example's deaths;
@@ -35,7 +35,7 @@ const vl3Service = "vl3"
 
 // vl3Example is one of the vl3 examples.
 type vl3Example struct {
-	// name is the example's folder (features/ or heal/), and the subtest's name.
+	// name is the example's folder (use-cases/ or heal/), and the subtest's name.
 	name string
 	// tag names the run's namespaces (h-up's prefix for vl3: uv).
 	tag string
@@ -104,6 +104,9 @@ func runVl3Example(t *testing.T, ex vl3Example, realVPP string) {
 	r.connectClient(ctx, t, 0, "nsc-vl3-1")
 	r.connectClient(ctx, t, 1, "nsc-vl3-2")
 	requireVl3Tunnel(ctx, t, r.d, realVPP)
+	// As vl3-basic's README expects: the IPAM's first two /24s, an endpoint address each.
+	require.Equal(t, []string{"172.16.0.0", "172.16.1.0"},
+		[]string{vl3EndpointAddr(t, r.endpoints[0]), vl3EndpointAddr(t, r.endpoints[1])})
 	rep.step("every client pings every client and both endpoints")
 	r.requirePings(ctx, t, true)
 

@@ -97,8 +97,8 @@ var scenarios = []scenario{
 	// deployments-k8s v1.18.0 vl3 (issue 24, h-up): vl3-basic, two vl3 endpoints with kernel data
 	// planes peering through the forwarders, two clients on two nodes; the vl3 heal rows of
 	// TestUpstreamVl3 skip here (make upstream-slow).
-	{"upstream features/vl3-basic (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-basic/vppsim"},
-	{"upstream features/vl3-basic (kernel vl3 endpoints), real VPP", "TestUpstreamVl3/vl3-basic/vpp"},
+	{"upstream use-cases/vl3-basic (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-basic/vppsim"},
+	{"upstream use-cases/vl3-basic (kernel vl3 endpoints), real VPP", "TestUpstreamVl3/vl3-basic/vpp"},
 }
 
 const (
