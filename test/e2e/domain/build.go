@@ -24,6 +24,8 @@ type Binaries struct {
 	VPPClient string
 	// VPPEndpoint is e2e-nse-vpp, an endpoint with a VPP of its own (StartVPPEndpoint).
 	VPPEndpoint string
+	// Vl3Endpoint is e2e-nse-vl3, the vl3 endpoint and IPAM server (StartVl3Endpoint).
+	Vl3Endpoint string
 }
 
 // MissingError says a program of the domain does not exist in this tree yet.
@@ -57,11 +59,13 @@ func Build(ctx context.Context, repoRoot, dir string) (*Binaries, error) {
 		VlanHost:       filepath.Join(dir, "e2e-vlanhost"),
 		VPPClient:      filepath.Join(dir, "e2e-nsc-vpp"),
 		VPPEndpoint:    filepath.Join(dir, "e2e-nse-vpp"),
+		Vl3Endpoint:    filepath.Join(dir, "e2e-nse-vl3"),
 	}
 	if err = goBuild(ctx, repoRoot, "-o", dir+"/",
 		"./test/e2e/cmd/e2e-registry", "./test/e2e/cmd/e2e-nsmgr", "./test/e2e/cmd/e2e-nse", "./test/e2e/cmd/e2e-nsc",
 		"./test/e2e/cmd/e2e-idlecut", "./test/e2e/cmd/e2e-nse-vlan",
-		"./test/e2e/cmd/e2e-vlanhost", "./test/e2e/cmd/e2e-nsc-vpp", "./test/e2e/cmd/e2e-nse-vpp", "./test/stockforwarder"); err != nil {
+		"./test/e2e/cmd/e2e-vlanhost", "./test/e2e/cmd/e2e-nsc-vpp", "./test/e2e/cmd/e2e-nse-vpp", "./test/stockforwarder",
+		"./test/e2e/cmd/e2e-nse-vl3"); err != nil {
 		return nil, err
 	}
 	if _, err = os.Stat(filepath.Join(repoRoot, "main.go")); err != nil {

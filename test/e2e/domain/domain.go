@@ -244,6 +244,9 @@ func workloads(cfg Config) []spire.Workload {
 	if cfg.Binaries.VPPEndpoint != "" {
 		list = append(list, spire.Workload{Name: "nse-vpp", Binary: cfg.Binaries.VPPEndpoint})
 	}
+	if cfg.Binaries.Vl3Endpoint != "" {
+		list = append(list, spire.Workload{Name: "nse-vl3", Binary: cfg.Binaries.Vl3Endpoint})
+	}
 	return list
 }
 

@@ -117,6 +117,11 @@ var scenarios = []scenario{
 	{"upstream heal/local-nsmgr-local-forwarder-memif, real VPP", "TestUpstreamMemifHealExamples/local-nsmgr-local-forwarder-memif/vpp"},
 	{"upstream heal/local-nsmgr-local-nse-memif, real VPP", "TestUpstreamMemifHealExamples/local-nsmgr-local-nse-memif/vpp"},
 	{"upstream heal/remote-nsm-system-restart-memif-ip, real VPP", "TestUpstreamMemifHealExamples/remote-nsm-system-restart-memif-ip/vpp"},
+	// deployments-k8s v1.18.0 vl3 (issue 24, h-up): vl3-basic, two vl3 endpoints with kernel data
+	// planes peering through the forwarders, two clients on two nodes; the vl3 heal rows of
+	// TestUpstreamVl3 skip here (make upstream-slow).
+	{"upstream use-cases/vl3-basic (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-basic/vppsim"},
+	{"upstream use-cases/vl3-basic (kernel vl3 endpoints), real VPP", "TestUpstreamVl3/vl3-basic/vpp"},
 }
 
 const (

@@ -1,0 +1,157 @@
+// Command e2e-nse-vl3 is a vl3 endpoint composed from the sdk as NSM's cmd-nse-vl3-vpp is, with
+// its data plane in its pod's kernel in place of a VPP of its own: it takes a prefix from the
+// vl3 IPAM server (NSM_PREFIX_SERVER_URL), hands every client an address of it (sdk's
+// strictvl3ipam over vl3), accepts the kernel mechanism in its own network namespace and routes
+// between its clients and the other vl3 endpoints with the pod's IP forwarding. Once registered
+// it asks for the same service from every vl3 endpoint registered before it (peers.go), so that
+// every two endpoints of the network share one connection, through the forwarders.
+//
+// `e2e-nse-vl3 ipam` is the vl3 IPAM server instead, as NSM's cmd-ipam-vl3 (ipam.go).
+//
+// The forwarder-facing part is all there: the clients' connections and the endpoints' peering
+// connections are kernel connections with the vl3 IP contexts (/32 addresses, routes through
+// the endpoint's address). What differs from upstream is inside the endpoint pod: upstream's
+// endpoint takes its connections as memifs into its own VPP (a loopback, a VRF), this one as
+// kernel interfaces that share the endpoint's address.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+	"google.golang.org/grpc"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	kernelmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
+	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
+	"github.com/networkservicemesh/sdk/pkg/ipam/strictvl3ipam"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/kernel"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/recvfd"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/connectioncontext/ipcontext/vl3"
+	"github.com/networkservicemesh/sdk/pkg/registry/common/clientinfo"
+	registrysendfd "github.com/networkservicemesh/sdk/pkg/registry/common/sendfd"
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/nsmgrpc"
+)
+
+type config struct {
+	Name             string        `default:"vl3-server"`
+	ConnectTo        url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
+	ListenOn         url.URL       `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on (the IPAM server's, with ipam)"`
+	MaxTokenLifetime time.Duration `default:"10m" split_words:"true"`
+	ServiceNames     []string      `default:"vl3" split_words:"true"`
+	Payload          string        `default:"IP" desc:"the service's payload; IP as upstream's vl3 service"`
+	PrefixServerURL  url.URL       `envconfig:"PREFIX_SERVER_URL" desc:"the vl3 IPAM server (e2e-nse-vl3 ipam)"`
+	RequestTimeout   time.Duration `default:"15s" split_words:"true" desc:"each try of a peering Request"`
+	DialTimeout      time.Duration `default:"5s" split_words:"true"`
+	SVIDTimeout      time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
+	LogLevel         string        `default:"INFO" split_words:"true"`
+	// The IPAM server's: the network and the prefix length of each endpoint's share of it.
+	Prefix     string `default:"172.16.0.0/16" desc:"ipam: the vl3 network"`
+	PrefixSize uint8  `default:"24" split_words:"true" desc:"ipam: the length of each endpoint's prefix"`
+}
+
+func main() {
+	run := runEndpoint
+	if len(os.Args) > 1 && os.Args[1] == "ipam" {
+		run = runIPAM
+	}
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e-nse-vl3:", err)
+		os.Exit(1)
+	}
+}
+
+func runEndpoint() error {
+	var cfg config
+	if err := envconfig.Process("nsm", &cfg); err != nil {
+		return err
+	}
+	if cfg.ListenOn.Scheme != "unix" {
+		return fmt.Errorf("NSM_LISTEN_ON must be a unix:// URL, got %q", cfg.ListenOn.String())
+	}
+	if cfg.PrefixServerURL.String() == "" {
+		return errors.New("NSM_PREFIX_SERVER_URL is empty")
+	}
+	if len(cfg.ServiceNames) == 0 {
+		return errors.New("NSM_SERVICE_NAMES is empty")
+	}
+	// Packets between clients, and between this endpoint's clients and the other endpoints',
+	// cross this pod's kernel.
+	if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644); err != nil {
+		return fmt.Errorf("enable IP forwarding in the endpoint pod: %w", err)
+	}
+	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = source.Close() }()
+	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
+	dialOptions := nsmgrpc.DialOptions(source, generate)
+
+	// The chains live past the shutdown signal: peering connections are closed after it.
+	chainCtx, cancelChains := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelChains()
+	pool := new(vl3.IPAM)
+	prefix, err := followPrefixServer(chainCtx, &cfg.PrefixServerURL, dialOptions, pool)
+	if err != nil {
+		return err
+	}
+	log.FromContext(ctx).Infof("vl3 prefix %s from %s", prefix, cfg.PrefixServerURL.String())
+
+	responder := endpoint.NewServer(chainCtx, generate,
+		endpoint.WithName(cfg.Name),
+		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
+		endpoint.WithAdditionalFunctionality(
+			strictvl3ipam.NewServer(chainCtx, vl3.NewServer, pool),
+			recvfd.NewServer(),
+			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
+				kernelmech.MECHANISM: kernel.NewServer(),
+			}),
+			sendfd.NewServer(),
+		),
+	)
+	server := grpc.NewServer(nsmgrpc.ServerOptions(source)...)
+	responder.Register(server)
+	errCh := nsmgrpc.Serve(chainCtx, server, cfg.ListenOn)
+
+	registration := &nsmgrpc.Endpoint{
+		Name: cfg.Name, Services: cfg.ServiceNames, Payload: cfg.Payload, URL: cfg.ListenOn.String(),
+		ConnectTo: &cfg.ConnectTo, DialTimeout: cfg.DialTimeout, DialOptions: dialOptions,
+		NSEClients: []registryapi.NetworkServiceEndpointRegistryClient{
+			clientinfo.NewNetworkServiceEndpointRegistryClient(),
+			registrysendfd.NewNetworkServiceEndpointRegistryClient(),
+		},
+	}
+	nse, unregister, err := nsmgrpc.Register(chainCtx, registration)
+	if err != nil {
+		return err
+	}
+	peers := newPeering(chainCtx, &cfg, dialOptions, pool, prefix)
+	if err = peers.connectToEarlierEndpoints(ctx, nse); err != nil {
+		return errors.Join(err, peers.closeAll(), unregister())
+	}
+	// The harness waits for this line (domain.StartVl3Endpoint): registered and peered.
+	log.FromContext(ctx).Infof("endpoint %s registered for %v at %s, prefix %s", nse.GetName(), nse.GetNetworkServiceNames(), cfg.ListenOn.String(), prefix)
+	select {
+	case <-ctx.Done():
+	case err = <-errCh:
+	}
+	// As upstream: the peering connections go first, then the registration.
+	return errors.Join(err, peers.closeAll(), unregister())
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	kernelmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
+	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/client"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/begin"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/heal"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/kernel"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/common/retry"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/connectioncontext/ipcontext/vl3"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
+	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
+	registryauthorize "github.com/networkservicemesh/sdk/pkg/registry/common/authorize"
+	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/nsmgrpc"
+)
+
+// peering is the endpoint's client side: one connection to each vl3 endpoint registered before
+// it. The endpoint registered later asks, so every two endpoints share exactly one connection.
+// The vl3 client gives the other endpoint this endpoint's address and routes to its prefix;
+// the other endpoint gives back routes to its own prefix and to the whole network.
+type peering struct {
+	cfg    *config
+	client networkservice.NetworkServiceClient
+	finder registryapi.NetworkServiceEndpointRegistryClient
+
+	mu    sync.Mutex
+	conns []*networkservice.Connection
+}
+
+func newPeering(ctx context.Context, cfg *config, dialOptions []grpc.DialOption, pool *vl3.IPAM, prefix string) *peering {
+	// The endpoint's own address is its prefix's first, as the vl3 IPAM has it.
+	_, own, _ := net.ParseCIDR(prefix)
+	c := client.NewClient(ctx,
+		client.WithName(cfg.Name),
+		client.WithClientURL(&cfg.ConnectTo),
+		client.WithAuthorizeClient(authorize.NewClient()),
+		client.WithHealClient(heal.NewClient(ctx)),
+		client.WithAdditionalFunctionality(
+			vl3.NewClient(ctx, pool),
+			&peerDNS{server: own.IP.String()},
+			// Offers the kernel mechanism in this pod, under a name of its own.
+			kernel.NewClient(),
+			sendfd.NewClient(),
+		),
+		client.WithDialTimeout(cfg.DialTimeout),
+		client.WithDialOptions(dialOptions...),
+		// A peer is that endpoint or none: a heal must not move the connection to another one.
+		client.WithReselectFunc(begin.ReselectWithSameEndpointFunc),
+	)
+	finder := registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
+		registryclient.WithClientURL(&cfg.ConnectTo),
+		registryclient.WithDialTimeout(cfg.DialTimeout),
+		registryclient.WithDialOptions(dialOptions...),
+		registryclient.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
+			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
+	)
+	return &peering{cfg: cfg, client: retry.NewClient(c, retry.WithTryTimeout(cfg.RequestTimeout)), finder: finder}
+}
+
+// connectToEarlierEndpoints asks for the service from every endpoint of it registered before
+// self, one after the other.
+func (p *peering) connectToEarlierEndpoints(ctx context.Context, self *registryapi.NetworkServiceEndpoint) error {
+	stream, err := p.finder.Find(ctx, &registryapi.NetworkServiceEndpointQuery{
+		NetworkServiceEndpoint: &registryapi.NetworkServiceEndpoint{NetworkServiceNames: p.cfg.ServiceNames},
+	})
+	if err != nil {
+		return fmt.Errorf("find the other vl3 endpoints: %w", err)
+	}
+	registeredAt := self.GetInitialRegistrationTime().AsTime()
+	for _, nse := range registryapi.ReadNetworkServiceEndpointList(stream) {
+		if nse.GetName() == self.GetName() || !nse.GetInitialRegistrationTime().AsTime().Before(registeredAt) {
+			continue
+		}
+		requestCtx, cancel := context.WithTimeout(ctx, 4*p.cfg.RequestTimeout)
+		conn, requestErr := p.client.Request(requestCtx, &networkservice.NetworkServiceRequest{
+			Connection: &networkservice.Connection{
+				NetworkServiceEndpointName: nse.GetName(),
+				NetworkService:             p.cfg.ServiceNames[0],
+				Payload:                    p.cfg.Payload,
+			},
+		})
+		cancel()
+		if requestErr != nil {
+			return fmt.Errorf("peer with vl3 endpoint %s: %w", nse.GetName(), requestErr)
+		}
+		log.FromContext(ctx).Infof("peered with vl3 endpoint %s: interface %s", nse.GetName(), conn.GetMechanism().GetParameters()[kernelmech.InterfaceNameKey])
+		p.mu.Lock()
+		p.conns = append(p.conns, conn)
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+// closeAll closes every peering connection.
+func (p *peering) closeAll() error {
+	p.mu.Lock()
+	conns := p.conns
+	p.conns = nil
+	p.mu.Unlock()
+	var errs []error
+	for _, conn := range conns {
+		ctx, cancel := context.WithTimeout(context.Background(), p.cfg.RequestTimeout)
+		if _, err := p.client.Close(ctx, conn); err != nil {
+			errs = append(errs, fmt.Errorf("close the peering with %s: %w", conn.GetNetworkServiceEndpointName(), err))
+		}
+		cancel()
+	}
+	return errors.Join(errs...)
+}
+
+// peerDNS names this endpoint's address as the peering connection's DNS server, as sdk's vl3dns
+// client does in upstream's endpoints. The other endpoint's vl3 server tells a peer from a
+// client by that DNS config: without it the peer would be handed an address of the other
+// endpoint's prefix, as a client is. Nothing serves DNS here; vl3dns itself is not used for the
+// DNS server dependencies it brings.
+type peerDNS struct{ server string }
+
+func (d *peerDNS) Request(ctx context.Context, request *networkservice.NetworkServiceRequest, opts ...grpc.CallOption) (*networkservice.Connection, error) {
+	conn := request.GetConnection()
+	if conn.GetContext() == nil {
+		conn.Context = new(networkservice.ConnectionContext)
+	}
+	conn.GetContext().DnsContext = &networkservice.DNSContext{
+		Configs: []*networkservice.DNSConfig{{DnsServerIps: []string{d.server}}},
+	}
+	return next.Client(ctx).Request(ctx, request, opts...)
+}
+
+func (d *peerDNS) Close(ctx context.Context, conn *networkservice.Connection, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	return next.Client(ctx).Close(ctx, conn, opts...)
+}
