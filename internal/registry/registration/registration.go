@@ -41,6 +41,7 @@ func Register(ctx context.Context, registryURL *url.URL, endpoint Endpoint, poli
 		registryclient.WithClientURL(registryURL),
 		registryclient.WithDialTimeout(dialTimeout),
 		registryclient.WithDialOptions(dialOptions...),
+		registryclient.WithNSERetryClient(newUnregisterOnce(lifetime)),
 		registryclient.WithNSEAdditionalFunctionality(
 			clientinfo.NewNetworkServiceEndpointRegistryClient(),
 			registrysendfd.NewNetworkServiceEndpointRegistryClient(),

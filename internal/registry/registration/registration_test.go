@@ -20,7 +20,7 @@ import (
 )
 
 // serveRegistry serves a fake registry on a unix socket with the forwarder's own server options.
-func serveRegistry(t *testing.T, identity grpctransport.Identity) (*registrationtest.Recorder, *url.URL) {
+func serveRegistry(t *testing.T, identity grpctransport.Identity) (*registrationtest.Recorder, *url.URL, *grpc.Server) {
 	socket := filepath.Join(t.TempDir(), "registry.sock")
 	listener, err := net.Listen("unix", socket)
 	require.NoError(t, err)
@@ -29,7 +29,7 @@ func serveRegistry(t *testing.T, identity grpctransport.Identity) (*registration
 	registryapi.RegisterNetworkServiceEndpointRegistryServer(server, registry)
 	go func() { _ = server.Serve(listener) }()
 	t.Cleanup(server.Stop)
-	return registry, &url.URL{Scheme: "unix", Path: socket}
+	return registry, &url.URL{Scheme: "unix", Path: socket}, server
 }
 
 func forwarderEndpoint(t *testing.T) registration.Endpoint {
@@ -47,7 +47,7 @@ func forwarderEndpoint(t *testing.T) registration.Endpoint {
 
 func TestRegisterAndUnregisterOverMTLS(t *testing.T) {
 	domain := svidtest.NewTrustDomain(t, "test.nsm")
-	registry, registryURL := serveRegistry(t, domain.Issue("/nsmgr"))
+	registry, registryURL, _ := serveRegistry(t, domain.Issue("/nsmgr"))
 	forwarder := domain.Issue("/forwarder")
 	dialOptions := grpctransport.DialOptions(forwarder, grpctransport.TokenGenerator(forwarder, time.Minute), grpctransport.DefaultKeepalive)
 
@@ -70,7 +70,7 @@ func TestRegisterAndUnregisterOverMTLS(t *testing.T) {
 }
 
 func TestRegistryOfAnotherTrustDomainIsRefused(t *testing.T) {
-	_, registryURL := serveRegistry(t, svidtest.NewTrustDomain(t, "other.nsm").Issue("/nsmgr"))
+	_, registryURL, _ := serveRegistry(t, svidtest.NewTrustDomain(t, "other.nsm").Issue("/nsmgr"))
 	forwarder := svidtest.NewTrustDomain(t, "test.nsm").Issue("/forwarder")
 	dialOptions := grpctransport.DialOptions(forwarder, grpctransport.TokenGenerator(forwarder, time.Minute), grpctransport.DefaultKeepalive)
 
@@ -78,4 +78,23 @@ func TestRegistryOfAnotherTrustDomainIsRefused(t *testing.T) {
 	defer cancel()
 	_, err := registration.Register(ctx, registryURL, forwarderEndpoint(t), nil, time.Second, dialOptions...)
 	require.ErrorContains(t, err, "registering forwarder-a with the registry at "+registryURL.String())
+}
+
+// On SIGTERM the forwarder unregisters from an nsmgr that may be stopping too (a whole-system
+// restart): the call must fail at once, not wait for the nsmgr to come back until its bound,
+// which would delay the forwarder's exit and so its successor.
+func TestUnregisterFromAStoppedRegistryFailsAtOnce(t *testing.T) {
+	domain := svidtest.NewTrustDomain(t, "test.nsm")
+	_, registryURL, server := serveRegistry(t, domain.Issue("/nsmgr"))
+	forwarder := domain.Issue("/forwarder")
+	dialOptions := grpctransport.DialOptions(forwarder, grpctransport.TokenGenerator(forwarder, time.Minute), grpctransport.DefaultKeepalive)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	registered, err := registration.Register(ctx, registryURL, forwarderEndpoint(t), nil, time.Second, dialOptions...)
+	require.NoError(t, err)
+	server.Stop()
+
+	require.Error(t, registered.Unregister(ctx))
+	require.NoError(t, ctx.Err(), "Unregister waited for the stopped registry until its context ended")
 }
