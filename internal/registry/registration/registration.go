@@ -27,9 +27,10 @@ type Endpoint struct {
 
 // Registration is a live registration, refreshed until Unregister.
 type Registration struct {
-	client         registryapi.NetworkServiceEndpointRegistryClient
-	nse            *registryapi.NetworkServiceEndpoint
-	stopRefreshing context.CancelFunc
+	client           registryapi.NetworkServiceEndpointRegistryClient
+	nse              *registryapi.NetworkServiceEndpoint
+	abandonRegisters context.CancelFunc
+	stopRefreshing   context.CancelFunc
 }
 
 // Register registers endpoint at registryURL (nsmgr), enforcing the registry client OPA policies
@@ -37,11 +38,12 @@ type Registration struct {
 // ends; once registered, the registration is refreshed until Unregister, whatever happens to ctx.
 func Register(ctx context.Context, registryURL *url.URL, endpoint Endpoint, policyPaths []string, dialTimeout time.Duration, dialOptions ...grpc.DialOption) (*Registration, error) {
 	lifetime, stopRefreshing := context.WithCancel(context.WithoutCancel(ctx))
+	retryClient, abandonRegisters := newUnregisterOnce(lifetime)
 	client := registryclient.NewNetworkServiceEndpointRegistryClient(lifetime,
 		registryclient.WithClientURL(registryURL),
 		registryclient.WithDialTimeout(dialTimeout),
 		registryclient.WithDialOptions(dialOptions...),
-		registryclient.WithNSERetryClient(newUnregisterOnce(lifetime)),
+		registryclient.WithNSERetryClient(retryClient),
 		registryclient.WithNSEAdditionalFunctionality(
 			clientinfo.NewNetworkServiceEndpointRegistryClient(),
 			registrysendfd.NewNetworkServiceEndpointRegistryClient(),
@@ -60,13 +62,14 @@ func Register(ctx context.Context, registryURL *url.URL, endpoint Endpoint, poli
 		stopRefreshing()
 		return nil, fmt.Errorf("registering %s with the registry at %s: %w", endpoint.Name, registryURL, err)
 	}
-	return &Registration{client: client, nse: registered, stopRefreshing: stopRefreshing}, nil
+	return &Registration{client: client, nse: registered, abandonRegisters: abandonRegisters, stopRefreshing: stopRefreshing}, nil
 }
 
 // Unregister removes the registration, so that nsmgr stops selecting this forwarder, and stops
 // refreshing it even when the registry cannot be reached.
 func (r *Registration) Unregister(ctx context.Context) error {
 	defer r.stopRefreshing()
+	r.abandonRegisters()
 	if _, err := r.client.Unregister(ctx, r.nse); err != nil {
 		return fmt.Errorf("unregistering %s: %w", r.nse.GetName(), err)
 	}

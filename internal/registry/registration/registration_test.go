@@ -82,7 +82,8 @@ func TestRegistryOfAnotherTrustDomainIsRefused(t *testing.T) {
 
 // On SIGTERM the forwarder unregisters from an nsmgr that may be stopping too (a whole-system
 // restart): the call must fail at once, not wait for the nsmgr to come back until its bound,
-// which would delay the forwarder's exit and so its successor.
+// which would delay the forwarder's exit and so its successor. This holds also when the
+// forwarder has already noticed the nsmgr is gone and is trying to register again.
 func TestUnregisterFromAStoppedRegistryFailsAtOnce(t *testing.T) {
 	domain := svidtest.NewTrustDomain(t, "test.nsm")
 	_, registryURL, server := serveRegistry(t, domain.Issue("/nsmgr"))
@@ -94,6 +95,9 @@ func TestUnregisterFromAStoppedRegistryFailsAtOnce(t *testing.T) {
 	registered, err := registration.Register(ctx, registryURL, forwarderEndpoint(t), nil, time.Second, dialOptions...)
 	require.NoError(t, err)
 	server.Stop()
+	// sdk's heal sees the registry's watch stream end and begins re-registering; Unregister is
+	// queued behind that re-registration, which is what held it.
+	time.Sleep(time.Second)
 
 	require.Error(t, registered.Unregister(ctx))
 	require.NoError(t, ctx.Err(), "Unregister waited for the stopped registry until its context ended")
