@@ -42,16 +42,14 @@ import (
 )
 
 type config struct {
-	Name             string        `default:"nsc-vpp"`
-	ConnectTo        url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
-	NetworkServices  []url.URL     `split_words:"true" desc:"memif://service/name, comma separated"`
-	VppAPISocket     string        `envconfig:"VPP_API_SOCKET" desc:"this client's own VPP"`
-	MaxTokenLifetime time.Duration `default:"10m" split_words:"true"`
-	DialTimeout      time.Duration `default:"5s" split_words:"true"`
-	RequestTimeout   time.Duration `default:"30s" split_words:"true"`
-	ConnectionFile   string        `split_words:"true" desc:"where granted connections are written"`
-	SVIDTimeout      time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
-	LogLevel         string        `default:"INFO" split_words:"true"`
+	nsmgrpc.Settings
+	Name            string        `default:"nsc-vpp"`
+	ConnectTo       url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
+	NetworkServices []url.URL     `split_words:"true" desc:"memif://service/name, comma separated"`
+	VppAPISocket    string        `envconfig:"VPP_API_SOCKET" desc:"this client's own VPP"`
+	DialTimeout     time.Duration `default:"5s" split_words:"true"`
+	RequestTimeout  time.Duration `default:"30s" split_words:"true"`
+	ConnectionFile  string        `split_words:"true" desc:"where granted connections are written"`
 }
 
 func main() {
@@ -77,11 +75,11 @@ func run() error {
 	if cfg.VppAPISocket == "" {
 		return errors.New("NSM_VPP_API_SOCKET is empty: this client drives a VPP of its own")
 	}
-	signalCtx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
+	signalCtx, workload, stop, err := nsmgrpc.Start(cfg.Name, cfg.Settings)
 	if err != nil {
 		return err
 	}
-	defer cancel()
+	defer stop()
 	// Connections are closed after the signal, so the client chain lives on a context of its own.
 	ctx, cancelChain := context.WithCancel(context.WithoutCancel(signalCtx))
 	defer cancelChain()
@@ -90,12 +88,6 @@ func run() error {
 		return fmt.Errorf("connecting to VPP at %s: %w", cfg.VppAPISocket, err)
 	}
 	defer vppConn.Disconnect()
-	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = source.Close() }()
-	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
 
 	var record *connfile.Recorder
 	functionality := []networkservice.NetworkServiceClient{
@@ -117,7 +109,7 @@ func run() error {
 		client.WithHealClient(heal.NewClient(ctx)),
 		client.WithAdditionalFunctionality(functionality...),
 		client.WithDialTimeout(cfg.DialTimeout),
-		client.WithDialOptions(nsmgrpc.DialOptions(source, generate)...),
+		client.WithDialOptions(workload.DialOptions()...),
 	), retry.WithTryTimeout(cfg.RequestTimeout))
 
 	var granted []*networkservice.Connection

@@ -43,18 +43,16 @@ import (
 )
 
 type config struct {
+	nsmgrpc.Settings
 	Name                  string        `default:"nsc"`
 	ConnectTo             url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
 	NetworkServices       []url.URL     `split_words:"true" desc:"kernel://service/ifname, comma separated"`
-	MaxTokenLifetime      time.Duration `default:"10m" split_words:"true"`
 	DialTimeout           time.Duration `default:"5s" split_words:"true"`
 	RequestTimeout        time.Duration `default:"30s" split_words:"true"`
 	LivenessCheckEnabled  bool          `default:"true" split_words:"true"`
 	LivenessCheckInterval time.Duration `default:"1s" split_words:"true"`
 	LivenessCheckTimeout  time.Duration `default:"1s" split_words:"true"`
 	ConnectionFile        string        `split_words:"true" desc:"where granted connections are written"`
-	SVIDTimeout           time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
-	LogLevel              string        `default:"INFO" split_words:"true"`
 	// RefreshAfter and RefreshSpacing, when RefreshSpacing is set, replace the sdk's refresh with
 	// one paced refresh of each connection (pacedRefresh), for the load benchmark.
 	RefreshAfter   time.Duration `split_words:"true"`
@@ -91,21 +89,15 @@ func run() error {
 			return fmt.Errorf("NSM_NETWORK_SERVICES entry %q: only kernel:// is supported", cfg.NetworkServices[i].String())
 		}
 	}
-	signalCtx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
+	signalCtx, workload, stop, err := nsmgrpc.Start(cfg.Name, cfg.Settings)
 	if err != nil {
 		return err
 	}
-	defer cancel()
+	defer stop()
 	// Connections are closed after the signal, so the client chain lives on a
 	// context of its own.
 	ctx, cancelChain := context.WithCancel(context.WithoutCancel(signalCtx))
 	defer cancelChain()
-	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = source.Close() }()
-	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
 
 	healOptions := []heal.Option{}
 	if cfg.LivenessCheckEnabled {
@@ -133,7 +125,7 @@ func run() error {
 		client.WithHealClient(heal.NewClient(ctx, healOptions...)),
 		client.WithAdditionalFunctionality(functionality...),
 		client.WithDialTimeout(cfg.DialTimeout),
-		client.WithDialOptions(nsmgrpc.DialOptions(source, generate)...),
+		client.WithDialOptions(workload.DialOptions()...),
 	}
 	if cfg.RefreshSpacing > 0 {
 		clientOptions = append(clientOptions, client.WithoutRefresh())

@@ -31,17 +31,12 @@ func runIPAM() error {
 	if ones, bits := network.Mask.Size(); int(cfg.PrefixSize) <= ones || int(cfg.PrefixSize) > bits {
 		return fmt.Errorf("NSM_PREFIX_SIZE %d: must be longer than NSM_PREFIX's /%d and at most /%d", cfg.PrefixSize, ones, bits)
 	}
-	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
+	ctx, workload, stop, err := nsmgrpc.Start(cfg.Name, cfg.Settings)
 	if err != nil {
 		return err
 	}
-	defer cancel()
-	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = source.Close() }()
-	server := grpc.NewServer(nsmgrpc.ServerOptions(source)...)
+	defer stop()
+	server := grpc.NewServer(workload.ServerOptions()...)
 	ipam.RegisterIPAMServer(server, vl3ipam.NewIPAMServer(cfg.Prefix, cfg.PrefixSize))
 	errCh := nsmgrpc.Serve(ctx, server, cfg.ListenOn)
 	// The harness waits for this line (domain.StartVl3IPAM).

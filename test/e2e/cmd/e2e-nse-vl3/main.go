@@ -45,17 +45,15 @@ import (
 )
 
 type config struct {
-	Name             string        `default:"vl3-server"`
-	ConnectTo        url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
-	ListenOn         url.URL       `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on (the IPAM server's, with ipam)"`
-	MaxTokenLifetime time.Duration `default:"10m" split_words:"true"`
-	ServiceNames     []string      `default:"vl3" split_words:"true"`
-	Payload          string        `default:"IP" desc:"the service's payload; IP as upstream's vl3 service"`
-	PrefixServerURL  url.URL       `envconfig:"PREFIX_SERVER_URL" desc:"the vl3 IPAM server (e2e-nse-vl3 ipam)"`
-	RequestTimeout   time.Duration `default:"15s" split_words:"true" desc:"each try of a peering Request"`
-	DialTimeout      time.Duration `default:"5s" split_words:"true"`
-	SVIDTimeout      time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
-	LogLevel         string        `default:"INFO" split_words:"true"`
+	nsmgrpc.Settings
+	Name            string        `default:"vl3-server"`
+	ConnectTo       url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
+	ListenOn        url.URL       `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on (the IPAM server's, with ipam)"`
+	ServiceNames    []string      `default:"vl3" split_words:"true"`
+	Payload         string        `default:"IP" desc:"the service's payload; IP as upstream's vl3 service"`
+	PrefixServerURL url.URL       `envconfig:"PREFIX_SERVER_URL" desc:"the vl3 IPAM server (e2e-nse-vl3 ipam)"`
+	RequestTimeout  time.Duration `default:"15s" split_words:"true" desc:"each try of a peering Request"`
+	DialTimeout     time.Duration `default:"5s" split_words:"true"`
 	// The IPAM server's: the network and the prefix length of each endpoint's share of it.
 	Prefix     string `default:"172.16.0.0/16" desc:"ipam: the vl3 network"`
 	PrefixSize uint8  `default:"24" split_words:"true" desc:"ipam: the length of each endpoint's prefix"`
@@ -91,18 +89,12 @@ func runEndpoint() error {
 	if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644); err != nil {
 		return fmt.Errorf("enable IP forwarding in the endpoint pod: %w", err)
 	}
-	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
+	ctx, workload, stop, err := nsmgrpc.Start(cfg.Name, cfg.Settings)
 	if err != nil {
 		return err
 	}
-	defer cancel()
-	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = source.Close() }()
-	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
-	dialOptions := nsmgrpc.DialOptions(source, generate)
+	defer stop()
+	dialOptions := workload.DialOptions()
 
 	// The chains live past the shutdown signal: peering connections are closed after it.
 	chainCtx, cancelChains := context.WithCancel(context.WithoutCancel(ctx))
@@ -114,7 +106,7 @@ func runEndpoint() error {
 	}
 	log.FromContext(ctx).Infof("vl3 prefix %s from %s", prefix, cfg.PrefixServerURL.String())
 
-	responder := endpoint.NewServer(chainCtx, generate,
+	responder := endpoint.NewServer(chainCtx, workload.Generate,
 		endpoint.WithName(cfg.Name),
 		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
 		endpoint.WithAdditionalFunctionality(
@@ -126,7 +118,7 @@ func runEndpoint() error {
 			sendfd.NewServer(),
 		),
 	)
-	server := grpc.NewServer(nsmgrpc.ServerOptions(source)...)
+	server := grpc.NewServer(workload.ServerOptions()...)
 	responder.Register(server)
 	errCh := nsmgrpc.Serve(chainCtx, server, cfg.ListenOn)
 

@@ -34,17 +34,15 @@ import (
 )
 
 type config struct {
-	Name             string        `default:"nse-remote-vlan"`
-	ConnectTo        url.URL       `split_words:"true" desc:"the registry"`
-	ListenOn         url.URL       `split_words:"true" desc:"tcp:// URL the forwarders dial"`
-	MaxTokenLifetime time.Duration `default:"10m" split_words:"true"`
-	ServiceNames     []string      `split_words:"true"`
-	CidrPrefix       []string      `split_words:"true"`
-	VlanID           uint32        `envconfig:"VLAN_ID"`
-	Via              string
-	DialTimeout      time.Duration `default:"5s" split_words:"true"`
-	SVIDTimeout      time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
-	LogLevel         string        `default:"INFO" split_words:"true"`
+	nsmgrpc.Settings
+	Name         string   `default:"nse-remote-vlan"`
+	ConnectTo    url.URL  `split_words:"true" desc:"the registry"`
+	ListenOn     url.URL  `split_words:"true" desc:"tcp:// URL the forwarders dial"`
+	ServiceNames []string `split_words:"true"`
+	CidrPrefix   []string `split_words:"true"`
+	VlanID       uint32   `envconfig:"VLAN_ID"`
+	Via          string
+	DialTimeout  time.Duration `default:"5s" split_words:"true"`
 }
 
 func main() {
@@ -79,19 +77,13 @@ func run() error {
 		}
 		prefixes = append(prefixes, prefix)
 	}
-	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
+	ctx, workload, stop, err := nsmgrpc.Start(cfg.Name, cfg.Settings)
 	if err != nil {
 		return err
 	}
-	defer cancel()
-	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = source.Close() }()
-	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
+	defer stop()
 
-	responder := endpoint.NewServer(ctx, generate,
+	responder := endpoint.NewServer(ctx, workload.Generate,
 		endpoint.WithName(cfg.Name),
 		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
 		endpoint.WithAdditionalFunctionality(
@@ -105,24 +97,17 @@ func run() error {
 	// withdrawn while the endpoint still answers.
 	registrationCtx, cancelRegistration := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRegistration()
-	server := grpc.NewServer(nsmgrpc.ServerOptions(source)...)
+	server := grpc.NewServer(workload.ServerOptions()...)
 	responder.Register(server)
 	errCh := nsmgrpc.Serve(registrationCtx, server, cfg.ListenOn)
 
-	nse, unregister, err := register(registrationCtx, &cfg, nsmgrpc.DialOptions(source, generate))
+	nse, unregister, err := register(registrationCtx, &cfg, workload.DialOptions())
 	if err != nil {
 		return err
 	}
 	log.FromContext(ctx).Infof("endpoint %s registered for %v at %s: vlan %d via %s", nse.GetName(), nse.GetNetworkServiceNames(), cfg.ListenOn.String(), cfg.VlanID, cfg.Via)
 
-	select {
-	case <-ctx.Done():
-	case err = <-errCh:
-	}
-	if unregisterErr := unregister(); unregisterErr != nil && err == nil {
-		err = fmt.Errorf("unregister %s: %w", cfg.Name, unregisterErr)
-	}
-	return err
+	return nsmgrpc.ServeUntilSignal(ctx, errCh, cfg.Name, unregister)
 }
 
 // register registers the network services (their payload is Ethernet: the VLAN carries frames)

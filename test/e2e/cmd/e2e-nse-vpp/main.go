@@ -42,19 +42,17 @@ import (
 )
 
 type config struct {
-	Name             string            `default:"nse-memif"`
-	ConnectTo        url.URL           `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
-	ListenOn         url.URL           `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on"`
-	MaxTokenLifetime time.Duration     `default:"10m" split_words:"true"`
-	ServiceNames     []string          `default:"icmp-responder" split_words:"true"`
-	Payload          string            `default:"ETHERNET" desc:"the services' payload: ETHERNET or IP (the memif's mode follows the connection's)"`
-	CidrPrefix       []string          `default:"169.254.0.0/16" split_words:"true" desc:"CIDR groups as e2e-nse reads them"`
-	Labels           map[string]string `desc:"the endpoint's labels for each of its services"`
-	RegisterService  bool              `default:"true" split_words:"true" desc:"false registers the endpoint only"`
-	VppAPISocket     string            `envconfig:"VPP_API_SOCKET" desc:"this endpoint's own VPP"`
-	DialTimeout      time.Duration     `default:"5s" split_words:"true"`
-	SVIDTimeout      time.Duration     `default:"30s" envconfig:"SVID_TIMEOUT"`
-	LogLevel         string            `default:"INFO" split_words:"true"`
+	nsmgrpc.Settings
+	Name            string            `default:"nse-memif"`
+	ConnectTo       url.URL           `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
+	ListenOn        url.URL           `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on"`
+	ServiceNames    []string          `default:"icmp-responder" split_words:"true"`
+	Payload         string            `default:"ETHERNET" desc:"the services' payload: ETHERNET or IP (the memif's mode follows the connection's)"`
+	CidrPrefix      []string          `default:"169.254.0.0/16" split_words:"true" desc:"CIDR groups as e2e-nse reads them"`
+	Labels          map[string]string `desc:"the endpoint's labels for each of its services"`
+	RegisterService bool              `default:"true" split_words:"true" desc:"false registers the endpoint only"`
+	VppAPISocket    string            `envconfig:"VPP_API_SOCKET" desc:"this endpoint's own VPP"`
+	DialTimeout     time.Duration     `default:"5s" split_words:"true"`
 }
 
 func main() {
@@ -80,24 +78,18 @@ func run() error {
 	if err := groups.Decode(strings.Join(cfg.CidrPrefix, ",")); err != nil {
 		return fmt.Errorf("NSM_CIDR_PREFIX %q: %w", strings.Join(cfg.CidrPrefix, ","), err)
 	}
-	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
+	ctx, workload, stop, err := nsmgrpc.Start(cfg.Name, cfg.Settings)
 	if err != nil {
 		return err
 	}
-	defer cancel()
+	defer stop()
 	vppConn, err := govpp.Connect(cfg.VppAPISocket)
 	if err != nil {
 		return fmt.Errorf("connecting to VPP at %s: %w", cfg.VppAPISocket, err)
 	}
 	defer vppConn.Disconnect()
-	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = source.Close() }()
-	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
 
-	responder := endpoint.NewServer(ctx, generate,
+	responder := endpoint.NewServer(ctx, workload.Generate,
 		endpoint.WithName(cfg.Name),
 		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
 		endpoint.WithAdditionalFunctionality(
@@ -118,14 +110,14 @@ func run() error {
 	// withdrawn first, and withdrawing it passes the listening socket's inode.
 	registrationCtx, cancelRegistration := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRegistration()
-	server := grpc.NewServer(nsmgrpc.ServerOptions(source)...)
+	server := grpc.NewServer(workload.ServerOptions()...)
 	responder.Register(server)
 	errCh := nsmgrpc.Serve(registrationCtx, server, cfg.ListenOn)
 
 	nse, unregister, err := nsmgrpc.Register(registrationCtx, &nsmgrpc.Endpoint{
 		Name: cfg.Name, Services: cfg.ServiceNames, Payload: cfg.Payload, URL: cfg.ListenOn.String(),
 		Labels: cfg.Labels, NoServices: !cfg.RegisterService,
-		ConnectTo: &cfg.ConnectTo, DialTimeout: cfg.DialTimeout, DialOptions: nsmgrpc.DialOptions(source, generate),
+		ConnectTo: &cfg.ConnectTo, DialTimeout: cfg.DialTimeout, DialOptions: workload.DialOptions(),
 		NSEClients: []registryapi.NetworkServiceEndpointRegistryClient{
 			clientinfo.NewNetworkServiceEndpointRegistryClient(),
 			registrysendfd.NewNetworkServiceEndpointRegistryClient(),
@@ -136,12 +128,5 @@ func run() error {
 	}
 	log.FromContext(ctx).Infof("endpoint %s registered for %v at %s, memif into VPP %s", nse.GetName(), nse.GetNetworkServiceNames(), cfg.ListenOn.String(), cfg.VppAPISocket)
 
-	select {
-	case <-ctx.Done():
-	case err = <-errCh:
-	}
-	if unregisterErr := unregister(); unregisterErr != nil && err == nil {
-		err = fmt.Errorf("unregister %s: %w", cfg.Name, unregisterErr)
-	}
-	return err
+	return nsmgrpc.ServeUntilSignal(ctx, errCh, cfg.Name, unregister)
 }

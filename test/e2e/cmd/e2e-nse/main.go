@@ -43,10 +43,10 @@ import (
 )
 
 type config struct {
+	nsmgrpc.Settings
 	Name                string            `default:"icmp-server"`
 	ConnectTo           url.URL           `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
 	ListenOn            url.URL           `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on"`
-	MaxTokenLifetime    time.Duration     `default:"10m" split_words:"true"`
 	ServiceNames        []string          `default:"icmp-responder" split_words:"true"`
 	Payload             string            `default:"ETHERNET"`
 	CidrPrefix          []string          `default:"169.254.0.0/16" split_words:"true" desc:"CIDR groups as cmd-nse-icmp-responder reads them: a,b hands each client an address of a and one of b; [a,b] one of a, or of b once a is full"`
@@ -56,8 +56,6 @@ type config struct {
 	DstRoutes           []string          `split_words:"true" desc:"prefixes the endpoint reaches through each client"`
 	RerouteDstRoutes    []string          `split_words:"true" desc:"what NSM_DST_ROUTES become after SIGUSR2"`
 	DialTimeout         time.Duration     `default:"5s" split_words:"true"`
-	SVIDTimeout         time.Duration     `default:"30s" envconfig:"SVID_TIMEOUT"`
-	LogLevel            string            `default:"INFO" split_words:"true"`
 	CallLog             string            `split_words:"true" desc:"file receiving one JSON line per Request and Close served (nsmgrpc.Call)"`
 	PassThroughTo       string            `split_words:"true" desc:"makes this a pass-through endpoint that asks onward for this network service (passthrough.go)"`
 	Labels              map[string]string `desc:"the endpoint's labels for each of its services, what destination selectors match"`
@@ -109,17 +107,11 @@ func run() error {
 		}
 		policyServer = policyroute.NewServer(func() []*networkservice.PolicyRoute { return fromFile })
 	}
-	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
+	ctx, workload, stop, err := nsmgrpc.Start(cfg.Name, cfg.Settings)
 	if err != nil {
 		return err
 	}
-	defer cancel()
-	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = source.Close() }()
-	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
+	defer stop()
 	calls, err := nsmgrpc.NewCallLog(ctx, cfg.CallLog)
 	if err != nil {
 		return err
@@ -140,7 +132,7 @@ func run() error {
 		if err = passThroughPod(); err != nil {
 			return err
 		}
-		crossConnect, onward := newPassThrough(ctx, &cfg.ConnectTo, cfg.PassThroughTo, cfg.Name, cfg.DialTimeout, nsmgrpc.DialOptions(source, generate))
+		crossConnect, onward := newPassThrough(ctx, &cfg.ConnectTo, cfg.PassThroughTo, cfg.Name, cfg.DialTimeout, workload.DialOptions())
 		functionality = []networkservice.NetworkServiceServer{
 			crossConnect,
 			recvfd.NewServer(),
@@ -151,7 +143,7 @@ func run() error {
 			onward,
 		}
 	}
-	responder := endpoint.NewServer(ctx, generate,
+	responder := endpoint.NewServer(ctx, workload.Generate,
 		endpoint.WithName(cfg.Name),
 		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
 		endpoint.WithAdditionalFunctionality(functionality...),
@@ -161,11 +153,11 @@ func run() error {
 	// socket's inode, so the socket must still exist.
 	registrationCtx, cancelRegistration := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRegistration()
-	server := grpc.NewServer(append(nsmgrpc.ServerOptions(source), calls.ServerOptions()...)...)
+	server := grpc.NewServer(append(workload.ServerOptions(), calls.ServerOptions()...)...)
 	responder.Register(server)
 	errCh := nsmgrpc.Serve(registrationCtx, server, cfg.ListenOn)
 
-	registration, err := registrationOf(&cfg, nsmgrpc.DialOptions(source, generate))
+	registration, err := registrationOf(&cfg, workload.DialOptions())
 	if err != nil {
 		return err
 	}
@@ -178,14 +170,7 @@ func run() error {
 	}
 	log.FromContext(ctx).Infof("endpoint %s registered for %v at %s", nse.GetName(), nse.GetNetworkServiceNames(), cfg.ListenOn.String())
 
-	select {
-	case <-ctx.Done():
-	case err = <-errCh:
-	}
-	if unregisterErr := unregister(); unregisterErr != nil && err == nil {
-		err = fmt.Errorf("unregister %s: %w", cfg.Name, unregisterErr)
-	}
-	return err
+	return nsmgrpc.ServeUntilSignal(ctx, errCh, cfg.Name, unregister)
 }
 
 // registrationOf is what the endpoint registers: itself, with its labels, and its services

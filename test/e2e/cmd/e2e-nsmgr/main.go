@@ -26,15 +26,13 @@ import (
 )
 
 type config struct {
+	nsmgrpc.Settings
 	Name                        string        `default:"nsmgr" desc:"name of this nsmgr"`
 	ListenOn                    []url.URL     `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true" desc:"the first tcp URL is the one other nodes reach"`
 	AdvertiseURL                url.URL       `split_words:"true" desc:"the URL other nodes reach this nsmgr at, when not the first tcp URL it listens on (a proxy in front of it)"`
 	RegistryURL                 url.URL       `split_words:"true"`
-	MaxTokenLifetime            time.Duration `default:"10m" split_words:"true"`
 	DialTimeout                 time.Duration `default:"750ms" split_words:"true"`
 	ForwarderNetworkServiceName string        `default:"forwarder" split_words:"true"`
-	SVIDTimeout                 time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
-	LogLevel                    string        `default:"INFO" split_words:"true"`
 	CallLog                     string        `split_words:"true" desc:"file receiving one JSON line per Request and Close served or made (nsmgrpc.Call)"`
 }
 
@@ -60,17 +58,11 @@ func run() error {
 	if cfg.RegistryURL.String() == "" {
 		return fmt.Errorf("NSM_REGISTRY_URL is required")
 	}
-	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
+	ctx, workload, stop, err := nsmgrpc.Start(cfg.Name, cfg.Settings)
 	if err != nil {
 		return err
 	}
-	defer cancel()
-	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = source.Close() }()
-	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
+	defer stop()
 	calls, err := nsmgrpc.NewCallLog(ctx, cfg.CallLog)
 	if err != nil {
 		return err
@@ -79,7 +71,7 @@ func run() error {
 	// One map shared by the request and monitor authorizers lets a workload
 	// monitor exactly the connections it holds.
 	var connectionsBySpiffeID genericsync.Map[spiffeid.ID, *genericsync.Map[string, struct{}]]
-	mgr := nsmgr.NewServer(ctx, generate,
+	mgr := nsmgr.NewServer(ctx, workload.Generate,
 		nsmgr.WithName(cfg.Name),
 		nsmgr.WithURL(publicURL.String()),
 		nsmgr.WithRegistry(&cfg.RegistryURL),
@@ -97,11 +89,11 @@ func run() error {
 		nsmgr.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
 			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
 		nsmgr.WithDefaultExpiration(cfg.MaxTokenLifetime),
-		nsmgr.WithDialOptions(append(nsmgrpc.NsmgrDialOptions(source, generate), calls.DialOptions()...)...),
+		nsmgr.WithDialOptions(append(workload.NsmgrDialOptions(), calls.DialOptions()...)...),
 		nsmgr.WithDialTimeout(cfg.DialTimeout),
 		nsmgr.WithForwarderServiceName(cfg.ForwarderNetworkServiceName),
 	)
-	server := grpc.NewServer(append(nsmgrpc.ServerOptions(source), calls.ServerOptions()...)...)
+	server := grpc.NewServer(append(workload.ServerOptions(), calls.ServerOptions()...)...)
 	mgr.Register(server)
 	errCh := nsmgrpc.Serve(ctx, server, cfg.ListenOn...)
 	log.FromContext(ctx).Infof("nsmgr %s serving on %v, reachable as %s", cfg.Name, cfg.ListenOn, publicURL.String())

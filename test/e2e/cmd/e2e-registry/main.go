@@ -27,12 +27,10 @@ import (
 )
 
 type config struct {
-	ListenOn         []url.URL     `default:"unix:///var/lib/networkservicemesh/registry.sock" split_words:"true"`
-	ConnectTo        url.URL       `default:"unix:///var/lib/networkservicemesh/registry.sock" split_words:"true" desc:"registry to query in find mode"`
-	MaxTokenLifetime time.Duration `default:"10m" split_words:"true"`
-	ExpirePeriod     time.Duration `default:"1m" split_words:"true" desc:"default NSE expiration"`
-	SVIDTimeout      time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
-	LogLevel         string        `default:"INFO" split_words:"true"`
+	nsmgrpc.Settings
+	ListenOn     []url.URL     `default:"unix:///var/lib/networkservicemesh/registry.sock" split_words:"true"`
+	ConnectTo    url.URL       `default:"unix:///var/lib/networkservicemesh/registry.sock" split_words:"true" desc:"registry to query in find mode"`
+	ExpirePeriod time.Duration `default:"1m" split_words:"true" desc:"default NSE expiration"`
 }
 
 func main() {
@@ -47,23 +45,17 @@ func run() error {
 	if err := envconfig.Process("nsm", &cfg); err != nil {
 		return err
 	}
-	ctx, cancel, err := nsmgrpc.SignalContext("e2e-registry", cfg.LogLevel)
+	ctx, workload, stop, err := nsmgrpc.Start("e2e-registry", cfg.Settings)
 	if err != nil {
 		return err
 	}
-	defer cancel()
-	source, err := nsmgrpc.Source(ctx, cfg.SVIDTimeout)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = source.Close() }()
-	generate := nsmgrpc.TokenGenerator(source, cfg.MaxTokenLifetime)
+	defer stop()
 
 	if len(os.Args) > 1 {
 		if os.Args[1] != "find" {
 			return fmt.Errorf("unknown mode %q (only \"find\")", os.Args[1])
 		}
-		cc, dialErr := grpc.NewClient(grpcutils.URLToTarget(&cfg.ConnectTo), nsmgrpc.DialOptions(source, generate)...)
+		cc, dialErr := grpc.NewClient(grpcutils.URLToTarget(&cfg.ConnectTo), workload.DialOptions()...)
 		if dialErr != nil {
 			return dialErr
 		}
@@ -71,15 +63,15 @@ func run() error {
 		return printEndpoints(ctx, registryapi.NewNetworkServiceEndpointRegistryClient(cc), os.Stdout)
 	}
 
-	registry := memory.NewServer(ctx, generate,
+	registry := memory.NewServer(ctx, workload.Generate,
 		memory.WithDefaultExpiration(cfg.ExpirePeriod),
-		memory.WithDialOptions(nsmgrpc.DialOptions(source, generate)...),
+		memory.WithDialOptions(workload.DialOptions()...),
 		memory.WithAuthorizeNSRegistryServer(registryauthorize.NewNetworkServiceRegistryServer(
 			registryauthorize.WithPolicies(nsmgrpc.RegistryPolicies...))),
 		memory.WithAuthorizeNSERegistryServer(registryauthorize.NewNetworkServiceEndpointRegistryServer(
 			registryauthorize.WithPolicies(nsmgrpc.RegistryPolicies...))),
 	)
-	server := grpc.NewServer(nsmgrpc.ServerOptions(source)...)
+	server := grpc.NewServer(workload.ServerOptions()...)
 	registry.Register(server)
 	errCh := nsmgrpc.Serve(ctx, server, cfg.ListenOn...)
 	log.FromContext(ctx).Infof("registry serving on %v", cfg.ListenOn)

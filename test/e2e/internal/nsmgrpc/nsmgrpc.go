@@ -21,9 +21,9 @@ import (
 // in between; the server's enforcement must accept this rate.
 const keepaliveTime = 20 * time.Second
 
-// Source fetches the workload's X.509 SVID from the workload API named by
+// newSource fetches the workload's X.509 SVID from the workload API named by
 // SPIFFE_ENDPOINT_SOCKET and keeps it rotated until ctx ends.
-func Source(ctx context.Context, timeout time.Duration) (*workloadapi.X509Source, error) {
+func newSource(ctx context.Context, timeout time.Duration) (*workloadapi.X509Source, error) {
 	fetchCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	source, err := workloadapi.NewX509Source(fetchCtx)
@@ -33,13 +33,13 @@ func Source(ctx context.Context, timeout time.Duration) (*workloadapi.X509Source
 	return source, nil
 }
 
-// TokenGenerator signs the per-hop path tokens with the workload's SVID.
-func TokenGenerator(source *workloadapi.X509Source, maxLifetime time.Duration) token.GeneratorFunc {
+// tokenGenerator signs the per-hop path tokens with the workload's SVID.
+func tokenGenerator(source *workloadapi.X509Source, maxLifetime time.Duration) token.GeneratorFunc {
 	return spiffejwt.TokenGeneratorFunc(source, maxLifetime)
 }
 
-// ServerOptions are the options of every harness gRPC server.
-func ServerOptions(source *workloadapi.X509Source) []grpc.ServerOption {
+// serverOptions are the options of every harness gRPC server.
+func serverOptions(source *workloadapi.X509Source) []grpc.ServerOption {
 	tlsConfig := tlsconfig.MTLSServerConfig(source, source, tlsconfig.AuthorizeAny())
 	tlsConfig.MinVersion = tls.VersionTLS12
 	return []grpc.ServerOption{
@@ -49,10 +49,10 @@ func ServerOptions(source *workloadapi.X509Source) []grpc.ServerOption {
 	}
 }
 
-// DialOptions are the options of the harness's gRPC clients but nsmgr's (as
+// dialOptions are the options of the harness's gRPC clients but nsmgr's (as
 // cmd-nsc's: calls wait for the peer to be ready); each call carries a fresh
 // token from generate.
-func DialOptions(source *workloadapi.X509Source, generate token.GeneratorFunc) []grpc.DialOption {
+func dialOptions(source *workloadapi.X509Source, generate token.GeneratorFunc) []grpc.DialOption {
 	return append(commonDialOptions(source),
 		grpc.WithDefaultCallOptions(
 			grpc.WaitForReady(true),
@@ -60,10 +60,10 @@ func DialOptions(source *workloadapi.X509Source, generate token.GeneratorFunc) [
 		))
 }
 
-// NsmgrDialOptions are the nsmgr's, as cmd-nsmgr v1.18 dials: blocking, so
+// nsmgrDialOptions are the nsmgr's, as cmd-nsmgr v1.18 dials: blocking, so
 // that its dial timeout bounds how long a dead forwarder or endpoint holds a
 // heal, and calls that fail at once on a peer that is not ready.
-func NsmgrDialOptions(source *workloadapi.X509Source, generate token.GeneratorFunc) []grpc.DialOption {
+func nsmgrDialOptions(source *workloadapi.X509Source, generate token.GeneratorFunc) []grpc.DialOption {
 	return append(commonDialOptions(source),
 		// Deprecated for grpc.NewClient only: the sdk dials with grpc.DialContext.
 		grpc.WithBlock(),

@@ -24,8 +24,8 @@ var (
 	RegistryClientPolicies = []string{"etc/nsm/opa/common/.*.rego", "etc/nsm/opa/registry/.*.rego", "etc/nsm/opa/client/.*.rego"}
 )
 
-// SignalContext ends on SIGINT or SIGTERM and carries a logrus logger at level.
-func SignalContext(name, level string) (context.Context, context.CancelFunc, error) {
+// signalContext ends on SIGINT or SIGTERM and carries a logrus logger at level.
+func signalContext(name, level string) (context.Context, context.CancelFunc, error) {
 	parsed, err := logrus.ParseLevel(level)
 	if err != nil {
 		return nil, nil, fmt.Errorf("invalid log level %q: %w", level, err)
