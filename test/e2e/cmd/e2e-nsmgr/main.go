@@ -2,7 +2,8 @@
 // chain behind SPIFFE mTLS, with the stock cmd-nsmgr's authorization, serving
 // local workloads on a unix socket and other nodes on TCP. Configured by NSM_*
 // variables like cmd-nsmgr, and dialing as it does (blocking dials bounded by
-// NSM_DIAL_TIMEOUT, 750ms by default).
+// NSM_DIAL_TIMEOUT, 750ms by default). NSM_CONFIG_DIR stands for the pod's config
+// volume, where the chain reads the excluded prefixes.
 package main
 
 import (
@@ -36,6 +37,7 @@ type config struct {
 	SVIDTimeout                 time.Duration `default:"30s" envconfig:"SVID_TIMEOUT"`
 	LogLevel                    string        `default:"INFO" split_words:"true"`
 	CallLog                     string        `split_words:"true" desc:"file receiving one JSON line per Request and Close served or made (nsmgrpc.Call)"`
+	ConfigDir                   string        `split_words:"true" desc:"directory standing for the pod's config volume: bound over /var/lib/networkservicemesh/config, where the nsmgr chain reads excluded_prefixes.yaml (configdir.go)"`
 }
 
 func main() {
@@ -59,6 +61,11 @@ func run() error {
 	}
 	if cfg.RegistryURL.String() == "" {
 		return fmt.Errorf("NSM_REGISTRY_URL is required")
+	}
+	if cfg.ConfigDir != "" {
+		if err = mountConfigDir(cfg.ConfigDir); err != nil {
+			return err
+		}
 	}
 	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
 	if err != nil {
