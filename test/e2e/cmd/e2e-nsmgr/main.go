@@ -63,8 +63,12 @@ func run() error {
 		return fmt.Errorf("NSM_REGISTRY_URL is required")
 	}
 	if cfg.ConfigDir != "" {
-		if err = mountConfigDir(cfg.ConfigDir); err != nil {
-			return err
+		exited, code, configErr := runWithConfigDir(cfg.ConfigDir)
+		switch {
+		case configErr != nil:
+			return configErr
+		case exited:
+			os.Exit(code)
 		}
 	}
 	ctx, cancel, err := nsmgrpc.SignalContext(cfg.Name, cfg.LogLevel)
