@@ -126,6 +126,9 @@ type scenario struct {
 	policies []string
 	// vlanTrunk gives every node a trunk for the remote vlan mechanism (domain.Config.VlanTrunk).
 	vlanTrunk *domain.VlanTrunk
+	// excludedPrefixes are the cluster's excluded prefixes every nsmgr reads
+	// (domain.Config.ExcludedPrefixes).
+	excludedPrefixes []string
 }
 
 func runScenario(t *testing.T, sc scenario) {
@@ -263,6 +266,7 @@ func startDomain(ctx context.Context, t testing.TB, sc scenario) *domain.Domain 
 		ForwarderEnv:         sc.forwarderEnv,
 		CallLogs:             sc.callLogs,
 		VlanTrunk:            sc.vlanTrunk,
+		ExcludedPrefixes:     sc.excludedPrefixes,
 		// Empty means the forwarder's own default (INFO).
 		ForwarderLogLevel: os.Getenv("E2E_FORWARDER_LOG_LEVEL"),
 	})

@@ -200,7 +200,7 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		up.NewClient(ctx, vppConn),
 		mtu.NewClient(vppConn),
 		journal.NewCreatedClient(o.journal),
-		tag.NewClient(ctx, vppConn),
+		newNextHopTagClient(vppConn),
 		memif.NewClient(ctx, vppConn, memif.WithChangeNetNS()),
 		newKernelMechanismClient(vppConn, o.kernelInterface, o.journal),
 		vxlan.NewClient(vppConn, tunnelIP, o.vxlanOptions...),

@@ -100,6 +100,38 @@ func TestVlanRequestUsesTheSelectedDeviceAndClose(t *testing.T) {
 	})
 }
 
+// VLAN 0 is the untagged device itself (upstream's Kernel2RVlanMultiNS, `vlan: 0`): sdk-vpp's
+// vlan client bridges the client to the device's own interface and makes no sub-interface. That
+// interface is the node's, not the connection's: it must not carry the connection's ID as its tag,
+// neither while connected nor after Close.
+func TestVlanZeroUsesTheDeviceItselfAndLeavesItUntagged(t *testing.T) {
+	vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
+		nscNS := newTestNetNS(t)
+		hop := &nextHop{mechanismType: vlanmech.MECHANISM, remote: true, configure: func(m *networkservice.Mechanism) {
+			vlanmech.ToMechanism(m).SetVlanID(0)
+		}}
+		h := newHarnessWith(t, backend, kindOn(backend), hop, viaUplink)
+		request := kernelRequest("conn-vlan-untagged", nscNS, "nsc-1", payload.Ethernet)
+		request.GetConnection().Labels = map[string]string{"via": "gw0"}
+
+		conn := h.request(t, request)
+
+		require.Empty(t, sentOfType[*interfaces.CreateVlanSubif](h.vpp), "VLAN 0 is the device itself")
+		uplink := uplinkIndex(t, h.vpp)
+		for _, tagging := range sentOfType[*interfaces.SwInterfaceTagAddDel](h.vpp) {
+			require.NotEqual(t, uplink, tagging.SwIfIndex, "the device's interface was tagged %q", tagging.Tag)
+		}
+
+		h.close(t, conn)
+
+		require.Nil(t, linkIn(t, nscNS, "nsc-1"))
+		h.vpp.requireOnlyUplink(t)
+		for _, i := range h.vpp.Interfaces(t) {
+			require.Empty(t, i.Tag, "%s keeps a tag after Close", i.Name)
+		}
+	})
+}
+
 func TestVlanRequestWithUnknownViaIsRefused(t *testing.T) {
 	vpptest.Each(t, func(t *testing.T, backend vpptest.Backend) {
 		nscNS := newTestNetNS(t)

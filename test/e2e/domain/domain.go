@@ -71,6 +71,10 @@ type Config struct {
 	// VlanTrunk, when set, gives every node a trunk device for the remote vlan mechanism, and
 	// every forwarder an NSM_DEVICE_SELECTOR_FILE mapping its via label to it (vlan.go).
 	VlanTrunk *VlanTrunk
+	// ExcludedPrefixes, when not nil, are the cluster's excluded prefixes: every nsmgr reads
+	// them, as the stock nsmgr reads the file its exclude-prefixes sidecar writes, and adds them
+	// to each Request it forwards, so that endpoints hand out none of them (excludedprefixes.go).
+	ExcludedPrefixes []string
 }
 
 // Node is one node's running programs.
@@ -358,6 +362,11 @@ func (d *Domain) startNsmgr(ctx context.Context, node *Node, dir string) (err er
 	if node.IdleCut != nil {
 		env = append(env, fmt.Sprintf("NSM_ADVERTISE_URL=tcp://%s", netip.AddrPortFrom(node.IP.Addr(), idleCutPort)))
 	}
+	configEnv, err := d.writeNsmgrConfig(dir)
+	if err != nil {
+		return err
+	}
+	env = append(env, configEnv...)
 	node.Nsmgr, err = process.Start(process.Spec{
 		Name:    "nsmgr-" + node.Name,
 		Netns:   node.Netns,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
@@ -17,9 +18,13 @@ import (
 type VlanTrunk struct {
 	Device string
 	Via    string
+	// MTU, when set, is every node's trunk device's MTU (the remotevlan set-up gives ext_net1
+	// 1450), set before any forwarder takes the device.
+	MTU int
 }
 
-// vlanEndpointPort is where a remote vlan endpoint listens on its node's address.
+// vlanEndpointPort is where the first remote vlan endpoint listens on its node's address; each
+// further one takes the next port.
 const vlanEndpointPort = 5004
 
 // addVlanTrunk creates the trunk before any VPP or forwarder runs (the forwarder hands the
@@ -27,6 +32,14 @@ const vlanEndpointPort = 5004
 func (d *Domain) addVlanTrunk() (err error) {
 	if d.Trunk, err = d.Topology.AddTrunk(d.cfg.VlanTrunk.Device); err != nil {
 		return err
+	}
+	if mtu := d.cfg.VlanTrunk.MTU; mtu != 0 {
+		for _, node := range d.Topology.Nodes {
+			out, mtuErr := exec.Command("ip", "-n", node.Netns, "link", "set", d.cfg.VlanTrunk.Device, "mtu", fmt.Sprint(mtu)).CombinedOutput()
+			if mtuErr != nil {
+				return fmt.Errorf("%s: mtu %d on %s: %w: %s", node.Name, mtu, d.cfg.VlanTrunk.Device, mtuErr, out)
+			}
+		}
 	}
 	selector := fmt.Sprintf("---\ninterfaces:\n  - name: %s\n    matches:\n      - labelSelector:\n          - via: %s\n",
 		d.cfg.VlanTrunk.Device, d.cfg.VlanTrunk.Via)
@@ -55,9 +68,10 @@ type VlanEndpoint struct {
 	URL string
 }
 
-// StartVlanEndpoint starts a remote vlan endpoint for service in node's namespace, handing out
-// addresses of cidr and answering with vlanID via the domain trunk's label, registered straight
-// with the registry; it returns once the endpoint is registered.
+// StartVlanEndpoint starts a remote vlan endpoint for service (a comma-separated list for
+// several, all on the same VLAN) in node's namespace, handing out addresses of cidr and answering
+// with vlanID (0: the untagged trunk) via the domain trunk's label, registered straight with the
+// registry; it returns once the endpoint is registered.
 func (d *Domain) StartVlanEndpoint(ctx context.Context, node *Node, name, service, cidr string, vlanID int) (*VlanEndpoint, error) {
 	if d.cfg.VlanTrunk == nil {
 		return nil, errors.New("a remote vlan endpoint needs a domain with a trunk (Config.VlanTrunk)")
@@ -65,7 +79,8 @@ func (d *Domain) StartVlanEndpoint(ctx context.Context, node *Node, name, servic
 	if d.cfg.Binaries.VlanEndpoint == "" {
 		return nil, errors.New("no e2e-nse-vlan binary (Binaries.VlanEndpoint)")
 	}
-	url := fmt.Sprintf("tcp://%s", netip.AddrPortFrom(node.IP.Addr(), vlanEndpointPort))
+	port := vlanEndpointPort + uint16(len(d.vlanEndpoints))
+	url := fmt.Sprintf("tcp://%s", netip.AddrPortFrom(node.IP.Addr(), port))
 	dir := filepath.Join(d.cfg.WorkDir, node.Name, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -108,10 +123,18 @@ func (e *VlanEndpoint) Close() error {
 
 // StartVlanHost puts a host with addr on VLAN vlanID of the trunk, as the example's tester
 // container with its eth0.<id>, and returns its VLAN interface's name. The host runs
-// e2e-vlanhost: this kernel has no 802.1Q links.
+// e2e-vlanhost: this kernel has no 802.1Q links. VLAN 0 is the untagged trunk: addr goes on the
+// host's trunk interface itself, as the Kernel2RVlanMultiNS tester's eth0 has it.
 func (d *Domain) StartVlanHost(ctx context.Context, vlanID int, addr netip.Prefix) (string, error) {
 	if d.Trunk == nil {
 		return "", errors.New("a host on a VLAN needs a domain with a trunk (Config.VlanTrunk)")
+	}
+	if vlanID == 0 {
+		out, err := exec.CommandContext(ctx, "ip", "-n", d.Trunk.HostNetns, "addr", "add", addr.String(), "dev", d.Trunk.HostIfname).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("ip addr add %s dev %s: %w: %s", addr, d.Trunk.HostIfname, err, out)
+		}
+		return d.Trunk.HostIfname, nil
 	}
 	name := fmt.Sprintf("%s.%d", d.Trunk.HostIfname, vlanID)
 	host, err := process.Start(process.Spec{

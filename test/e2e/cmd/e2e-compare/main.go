@@ -122,6 +122,15 @@ var scenarios = []scenario{
 	// TestUpstreamVl3 skip here (make upstream-slow).
 	{"upstream use-cases/vl3-basic (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-basic/vppsim"},
 	{"upstream use-cases/vl3-basic (kernel vl3 endpoints), real VPP", "TestUpstreamVl3/vl3-basic/vpp"},
+	// deployments-k8s v1.18.0 (issue 24, h-feat): the nsmgrs' excluded prefixes, two clients
+	// healing onto an endpoint with the strict IPAM policy, and three remote vlan endpoints
+	// (untagged, VLAN 300 for two services, VLAN 100) through one trunk with two clients each.
+	{"upstream features/exclude-prefixes", "TestUpstreamFeaturesExcludePrefixes/vppsim"},
+	{"upstream features/exclude-prefixes, real VPP", "TestUpstreamFeaturesExcludePrefixes/vpp"},
+	{"upstream features/ipam-policies", "TestUpstreamFeaturesIpamPolicies/vppsim"},
+	{"upstream features/ipam-policies, real VPP", "TestUpstreamFeaturesIpamPolicies/vpp"},
+	{"upstream use-cases/Kernel2RVlanMultiNS", "TestUpstreamUseCasesKernel2RVlanMultiNS/vppsim"},
+	{"upstream use-cases/Kernel2RVlanMultiNS, real VPP", "TestUpstreamUseCasesKernel2RVlanMultiNS/vpp"},
 }
 
 const (

@@ -2,8 +2,11 @@
 // data path. It accepts only the vlan mechanism, answering it with NSM_VLAN_ID and the via label
 // NSM_VIA; the forwarder then bridges its client to a VLAN sub-interface of the host device that
 // its NSM_DEVICE_SELECTOR_FILE gives for that label, and whatever is on that VLAN of the trunk is
-// the service. It hands each client an address of NSM_CIDR_PREFIX with the prefix's length (sdk's
-// singlepointipam, as the stock endpoint), so the client reaches the hosts on the VLAN directly.
+// the service. NSM_VLAN_ID=0 is the untagged trunk itself (upstream's `vlan: 0`): sdk-vpp's vlan
+// mechanism then bridges the client to the device, no sub-interface. It hands each client an
+// address of NSM_CIDR_PREFIX with the prefix's length (sdk's singlepointipam, as the stock
+// endpoint), so the client reaches the hosts on the VLAN directly. Every service of
+// NSM_SERVICE_NAMES gets the same VLAN (upstream's blue and green bridges share VLAN 300).
 // It listens on TCP and registers straight with the registry (NSM_CONNECT_TO), as the stock
 // endpoint does from nsm-system: the forwarder then dials it over TCP, which is what makes it
 // offer remote mechanisms. On SIGTERM it unregisters before exiting.
@@ -40,7 +43,7 @@ type config struct {
 	ListenOn     url.URL  `split_words:"true" desc:"tcp:// URL the forwarders dial"`
 	ServiceNames []string `split_words:"true"`
 	CidrPrefix   []string `split_words:"true"`
-	VlanID       uint32   `envconfig:"VLAN_ID"`
+	VlanID       uint32   `envconfig:"VLAN_ID" desc:"1 to 4094; 0 is the untagged trunk"`
 	Via          string
 	DialTimeout  time.Duration `default:"5s" split_words:"true"`
 }
@@ -64,8 +67,8 @@ func run() error {
 		return fmt.Errorf("NSM_SERVICE_NAMES is empty")
 	case len(cfg.CidrPrefix) == 0:
 		return fmt.Errorf("NSM_CIDR_PREFIX is empty")
-	case cfg.VlanID == 0 || cfg.VlanID > 4094:
-		return fmt.Errorf("NSM_VLAN_ID=%d: a VLAN ID is 1 to 4094", cfg.VlanID)
+	case cfg.VlanID > 4094:
+		return fmt.Errorf("NSM_VLAN_ID=%d: a VLAN ID is 1 to 4094, or 0 for untagged", cfg.VlanID)
 	case cfg.Via == "":
 		return fmt.Errorf("NSM_VIA is empty")
 	}

@@ -30,7 +30,8 @@ func TestEachCIDRGroupGivesEveryClientAnAddress(t *testing.T) {
 		t.Run(tc.value, func(t *testing.T) {
 			var groups cidr.Groups
 			require.NoError(t, groups.Decode(tc.value))
-			ipam := addressing(groups, nil)
+			ipam, err := addressing("polite", groups, nil)
+			require.NoError(t, err)
 			for i := range tc.src {
 				conn, err := ipam.Request(context.Background(), &networkservice.NetworkServiceRequest{
 					Connection: &networkservice.Connection{Id: string(rune('a' + i))},
@@ -41,4 +42,55 @@ func TestEachCIDRGroupGivesEveryClientAnAddress(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A client healing from another endpoint brings that endpoint's addresses and routes in its
+// request (features/ipam-policies: 172.16.1.0/29 before, 172.16.2.0/29 now). The polite policy
+// keeps them beside the new ones; the strict one leaves only what its own prefixes gave.
+func TestStrictPolicyDropsAddressesFromOutsideItsPrefixes(t *testing.T) {
+	healing := func() *networkservice.NetworkServiceRequest {
+		return &networkservice.NetworkServiceRequest{Connection: &networkservice.Connection{
+			Id: "healing",
+			Context: &networkservice.ConnectionContext{IpContext: &networkservice.IPContext{
+				SrcIpAddrs: []string{"172.16.1.1/32"},
+				DstIpAddrs: []string{"172.16.1.0/32"},
+				SrcRoutes:  []*networkservice.Route{{Prefix: "172.16.1.0/32"}},
+				DstRoutes:  []*networkservice.Route{{Prefix: "172.16.1.1/32"}},
+			}},
+		}}
+	}
+	routes := func(rs []*networkservice.Route) (prefixes []string) {
+		for _, r := range rs {
+			prefixes = append(prefixes, r.GetPrefix())
+		}
+		return prefixes
+	}
+	for _, tc := range []struct {
+		policy   string
+		src, dst []string
+	}{
+		{policy: "polite", src: []string{"172.16.1.1/32", "172.16.2.1/32"}, dst: []string{"172.16.1.0/32", "172.16.2.0/32"}},
+		{policy: "strict", src: []string{"172.16.2.1/32"}, dst: []string{"172.16.2.0/32"}},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			var groups cidr.Groups
+			require.NoError(t, groups.Decode("172.16.2.0/29"))
+			ipam, err := addressing(tc.policy, groups, nil)
+			require.NoError(t, err)
+			conn, err := ipam.Request(context.Background(), healing())
+			require.NoError(t, err)
+			ipc := conn.GetContext().GetIpContext()
+			require.Equal(t, tc.src, ipc.GetSrcIpAddrs())
+			require.Equal(t, tc.dst, ipc.GetDstIpAddrs())
+			require.ElementsMatch(t, tc.dst, routes(ipc.GetSrcRoutes()), "the client's routes")
+			require.ElementsMatch(t, tc.src, routes(ipc.GetDstRoutes()), "the endpoint's routes")
+		})
+	}
+}
+
+func TestUnknownIPAMPolicyIsRefusedNamingTheVariable(t *testing.T) {
+	var groups cidr.Groups
+	require.NoError(t, groups.Decode("172.16.2.0/29"))
+	_, err := addressing("lenient", groups, nil)
+	require.ErrorContains(t, err, "NSM_IPAM_POLICY")
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/policyroute"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/ipam/groupipam"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/ipam/strictipam"
 	"github.com/networkservicemesh/sdk/pkg/registry/common/clientinfo"
 	registrysendfd "github.com/networkservicemesh/sdk/pkg/registry/common/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/tools/cidr"
@@ -61,6 +62,7 @@ type config struct {
 	Labels              map[string]string `desc:"the endpoint's labels for each of its services, what destination selectors match"`
 	ServiceFile         string            `split_words:"true" desc:"protojson NetworkService registered in place of the plain one, registered again on SIGUSR1 (servicefile.go)"`
 	RegisterService     bool              `default:"true" split_words:"true" desc:"false registers the endpoint only, its service being registered by another"`
+	IPAMPolicy          string            `default:"polite" envconfig:"IPAM_POLICY" desc:"polite keeps whatever addresses a client brings; strict drops those outside NSM_CIDR_PREFIX first (sdk's strictipam), as cmd-nse-icmp-responder's NSM_IPAM_POLICY"`
 }
 
 func main() {
@@ -87,6 +89,10 @@ func run() error {
 		return fmt.Errorf("NSM_CIDR_PREFIX %q: %w", strings.Join(cfg.CidrPrefix, ","), err)
 	}
 	readdressPrefixes, err := parsePrefixes("NSM_READDRESS_CIDR_PREFIX", cfg.ReaddressCidrPrefix)
+	if err != nil {
+		return err
+	}
+	ipam, err := addressing(cfg.IPAMPolicy, groups, readdressPrefixes)
 	if err != nil {
 		return err
 	}
@@ -120,7 +126,7 @@ func run() error {
 
 	functionality := []networkservice.NetworkServiceServer{
 		changes,
-		addressing(groups, readdressPrefixes),
+		ipam,
 		policyServer,
 		recvfd.NewServer(),
 		mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
@@ -197,10 +203,25 @@ func registrationOf(cfg *config, dialOptions []grpc.DialOption) (*nsmgrpc.Endpoi
 
 // addressing is the endpoint's IPAM: sdk's groupipam, one point2pointipam per CIDR group, as
 // cmd-nse-icmp-responder's polite policy has it. The first group also holds the re-addressing
-// prefixes, so that a client excluded from its old addresses gets new ones from them.
-func addressing(groups cidr.Groups, readdressPrefixes []*net.IPNet) networkservice.NetworkServiceServer {
+// prefixes, so that a client excluded from its old addresses gets new ones from them. The strict
+// policy puts sdk's strictipam in front, which drops the addresses a client brings from outside
+// all those prefixes (a previous endpoint's, after a heal) before groupipam sees them.
+func addressing(policy string, groups cidr.Groups, readdressPrefixes []*net.IPNet) (networkservice.NetworkServiceServer, error) {
 	groups[0] = append(groups[0], readdressPrefixes...)
-	return groupipam.NewServer(groups)
+	switch policy {
+	case "polite":
+		return groupipam.NewServer(groups), nil
+	case "strict":
+		var all []*net.IPNet
+		for _, group := range groups {
+			all = append(all, group...)
+		}
+		return strictipam.NewServer(func(...*net.IPNet) networkservice.NetworkServiceServer {
+			return groupipam.NewServer(groups)
+		}, all...), nil
+	default:
+		return nil, fmt.Errorf("NSM_IPAM_POLICY=%q: must be polite or strict", policy)
+	}
 }
 
 func parsePrefixes(variable string, cidrs []string) ([]*net.IPNet, error) {

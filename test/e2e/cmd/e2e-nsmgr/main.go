@@ -2,7 +2,8 @@
 // chain behind SPIFFE mTLS, with the stock cmd-nsmgr's authorization, serving
 // local workloads on a unix socket and other nodes on TCP. Configured by NSM_*
 // variables like cmd-nsmgr, and dialing as it does (blocking dials bounded by
-// NSM_DIAL_TIMEOUT, 750ms by default).
+// NSM_DIAL_TIMEOUT, 750ms by default). NSM_CONFIG_DIR stands for the pod's config
+// volume, where the chain reads the excluded prefixes.
 package main
 
 import (
@@ -34,6 +35,7 @@ type config struct {
 	DialTimeout                 time.Duration `default:"750ms" split_words:"true"`
 	ForwarderNetworkServiceName string        `default:"forwarder" split_words:"true"`
 	CallLog                     string        `split_words:"true" desc:"file receiving one JSON line per Request and Close served or made (nsmgrpc.Call)"`
+	ConfigDir                   string        `split_words:"true" desc:"directory standing for the pod's config volume: bound over /var/lib/networkservicemesh/config, where the nsmgr chain reads excluded_prefixes.yaml (configdir.go)"`
 }
 
 func main() {
@@ -57,6 +59,15 @@ func run() error {
 	}
 	if cfg.RegistryURL.String() == "" {
 		return fmt.Errorf("NSM_REGISTRY_URL is required")
+	}
+	if cfg.ConfigDir != "" {
+		exited, code, configErr := runWithConfigDir(cfg.ConfigDir)
+		switch {
+		case configErr != nil:
+			return configErr
+		case exited:
+			os.Exit(code)
+		}
 	}
 	ctx, workload, stop, err := nsmgrpc.Start(cfg.Name, cfg.Settings)
 	if err != nil {
