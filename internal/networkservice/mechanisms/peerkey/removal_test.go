@@ -15,6 +15,7 @@ import (
 	ipsecmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/ipsec"
 	wireguardmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/wireguard"
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
+	"github.com/networkservicemesh/govpp/binapi/memclnt"
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/wireguard/peer"
 	"github.com/networkservicemesh/sdk-vpp/pkg/tools/ifindex"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
@@ -155,3 +156,15 @@ func (v *refusingVPP) Invoke(_ context.Context, req, _ api.Message) error {
 	}
 	return nil
 }
+
+// NewStream answers every dump with nothing.
+func (v *refusingVPP) NewStream(ctx context.Context, _ ...api.StreamOption) (api.Stream, error) {
+	return &emptyDump{ctx: ctx}, nil
+}
+
+type emptyDump struct{ ctx context.Context }
+
+func (d *emptyDump) Context() context.Context      { return d.ctx }
+func (d *emptyDump) SendMsg(api.Message) error     { return nil }
+func (d *emptyDump) RecvMsg() (api.Message, error) { return &memclnt.ControlPingReply{}, nil }
+func (d *emptyDump) Close() error                  { return nil }
