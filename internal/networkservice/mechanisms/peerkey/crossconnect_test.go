@@ -13,7 +13,6 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	ipsecapi "github.com/networkservicemesh/govpp/binapi/ipsec"
 	"github.com/networkservicemesh/govpp/binapi/l3xc"
-	"github.com/networkservicemesh/govpp/binapi/memclnt"
 	"github.com/networkservicemesh/sdk-vpp/pkg/tools/ifindex"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/utils/metadata"
@@ -42,8 +41,10 @@ func TestIPsecRebuildDeletesTheCrossConnectsOfBothEnds(t *testing.T) {
 
 	request(keyFor(t, ipsecmech.MECHANISM, 2))
 	require.Equal(t, []string{
-		"l3xc_del 3 false", "l3xc_del 3 true", "l3xc_del 7 false", "l3xc_del 7 true", "ipsec_itf_delete 7",
+		"l3xc_del 7 false", "l3xc_del 7 true", "l3xc_del 3 false", "l3xc_del 3 true", "ipsec_itf_delete 7",
 	}, vpp.deletions(), "the cross-connects of both ends go before the IPsec interface, and nothing else")
+	require.Equal(t, []l3xc.L3xc{{SwIfIndex: otherConnection}, {SwIfIndex: otherConnection, IsIP6: true}}, vpp.held,
+		"another connection's cross-connects went too")
 }
 
 // builtEnds stands for sdk-vpp's elements before peerkey: the client's kernel side and the IPsec
@@ -62,7 +63,8 @@ func (b *builtEnds) Request(ctx context.Context, request *networkservice.Network
 	return conn, err
 }
 
-// crossConnectedVPP holds l3xc entries, answers their dump and records what is deleted.
+// crossConnectedVPP holds l3xc entries and records what is deleted; it answers the deletion of
+// an l3xc it does not hold as VPP does.
 type crossConnectedVPP struct {
 	api.Connection
 	held []l3xc.L3xc
@@ -71,11 +73,16 @@ type crossConnectedVPP struct {
 
 func (v *crossConnectedVPP) Invoke(_ context.Context, req, _ api.Message) error {
 	v.sent = append(v.sent, req)
+	if del, ok := req.(*l3xc.L3xcDel); ok {
+		for n, x := range v.held {
+			if x.SwIfIndex == del.SwIfIndex && x.IsIP6 == del.IsIP6 {
+				v.held = append(v.held[:n], v.held[n+1:]...)
+				return nil
+			}
+		}
+		return api.INVALID_VALUE
+	}
 	return nil
-}
-
-func (v *crossConnectedVPP) NewStream(ctx context.Context, _ ...api.StreamOption) (api.Stream, error) {
-	return &l3xcDump{ctx: ctx, held: v.held}, nil
 }
 
 func (v *crossConnectedVPP) deletions() []string {
@@ -89,22 +96,4 @@ func (v *crossConnectedVPP) deletions() []string {
 		}
 	}
 	return out
-}
-
-type l3xcDump struct {
-	ctx  context.Context
-	held []l3xc.L3xc
-}
-
-func (d *l3xcDump) Context() context.Context  { return d.ctx }
-func (d *l3xcDump) SendMsg(api.Message) error { return nil }
-func (d *l3xcDump) Close() error              { return nil }
-
-func (d *l3xcDump) RecvMsg() (api.Message, error) {
-	if len(d.held) == 0 {
-		return &memclnt.ControlPingReply{}, nil
-	}
-	next := d.held[0]
-	d.held = d.held[1:]
-	return &l3xc.L3xcDetails{L3xc: next}, nil
 }

@@ -15,7 +15,6 @@ import (
 	ipsecmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/ipsec"
 	wireguardmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/wireguard"
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
-	"github.com/networkservicemesh/govpp/binapi/memclnt"
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/wireguard/peer"
 	"github.com/networkservicemesh/sdk-vpp/pkg/tools/ifindex"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/chain"
@@ -153,18 +152,8 @@ func (v *refusingVPP) Invoke(_ context.Context, req, _ api.Message) error {
 	switch req.GetMessageName() {
 	case "wireguard_peer_remove", "ipsec_itf_delete":
 		return errors.Errorf("VPP refused %s", req.GetMessageName())
+	case "l3xc_del":
+		return api.INVALID_VALUE // it holds none
 	}
 	return nil
 }
-
-// NewStream answers every dump with nothing.
-func (v *refusingVPP) NewStream(ctx context.Context, _ ...api.StreamOption) (api.Stream, error) {
-	return &emptyDump{ctx: ctx}, nil
-}
-
-type emptyDump struct{ ctx context.Context }
-
-func (d *emptyDump) Context() context.Context      { return d.ctx }
-func (d *emptyDump) SendMsg(api.Message) error     { return nil }
-func (d *emptyDump) RecvMsg() (api.Message, error) { return &memclnt.ControlPingReply{}, nil }
-func (d *emptyDump) Close() error                  { return nil }
