@@ -46,7 +46,10 @@ func (a *adopter) side(ctx context.Context, rec *journal.Record, conn *networkse
 	}
 	view, err := readVPP(ctx, a.releaser.vppConn)
 	if err == nil {
-		err = a.releaser.releaseSide(ctx, rec, view, outgoing)
+		// The other side may be adopted: its IP cross-connect toward the side rebuilt here goes,
+		// and sdk-vpp's l3xconnect makes it afresh (package l3xcreset says why).
+		err = a.releaser.resetL3xc(ctx, recordedInterfaces(ctx, view, rec, outgoing, !outgoing))
+		err = errors.Join(err, a.releaser.releaseSide(ctx, rec, view, outgoing))
 	}
 	if err = errors.Join(kernelErr, err); err != nil {
 		logger.Warnf("restore: releasing the %s side of connection %s before it is rebuilt: %v", name, rec.ID, err)

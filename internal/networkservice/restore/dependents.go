@@ -2,14 +2,14 @@ package restore
 
 import (
 	"context"
-	"errors"
 
 	"go.fd.io/govpp/api"
 
 	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	"github.com/networkservicemesh/govpp/binapi/ip_neighbor"
 	"github.com/networkservicemesh/govpp/binapi/ip_types"
-	"github.com/networkservicemesh/govpp/binapi/l3xc"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/l3xcreset"
 )
 
 // withoutDependents removes what VPP v24.10 does not remove with a deleted interface before remove
@@ -23,12 +23,8 @@ func withoutDependents(vppConn api.Connection, index interface_types.InterfaceIn
 		if err := deleteStaticNeighbors(ctx, vppConn, index); err != nil {
 			return err
 		}
-		for _, ipv6 := range []bool{false, true} {
-			_, err := l3xc.NewServiceClient(vppConn).L3xcDel(ctx, &l3xc.L3xcDel{SwIfIndex: index, IsIP6: ipv6})
-			// INVALID_VALUE: the interface has no l3xc of that family.
-			if err != nil && !errors.Is(err, api.INVALID_VALUE) {
-				return err
-			}
+		if err := l3xcreset.Delete(ctx, vppConn, index); err != nil {
+			return err
 		}
 		return remove(ctx)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/kernel/netnsid"
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/fwdmetrics"
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/l3xcreset"
 )
 
 // Releaser removes what a journal record proves this forwarder made for a connection, and nothing
@@ -127,6 +128,15 @@ func (r *Releaser) releaseInterfaces(ctx context.Context, found []*vppInterface)
 		log.FromContext(ctx).Infof("restore: released %s", i)
 	}
 	return errors.Join(errs...)
+}
+
+// resetL3xc deletes the IP cross-connects VPP holds on the interfaces found, which stay.
+func (r *Releaser) resetL3xc(ctx context.Context, found []*vppInterface) error {
+	indexes := make([]interface_types.InterfaceIndex, 0, len(found))
+	for _, i := range found {
+		indexes = append(indexes, i.index)
+	}
+	return l3xcreset.Delete(ctx, r.vppConn, indexes...)
 }
 
 // releaseVeths deletes the forwarder's veth ends the record names, each found by its recorded

@@ -116,14 +116,6 @@ func testHealAfterOneForwarderRestarted(t *testing.T, backend vpptest.Backend, m
 			require.Len(t, sentSince[*ikev2.Ikev2InitiateSaInit](kept, since), 1, "the client's node did not initiate again")
 		}
 	}
-	if backend == vpptest.Real && (restartClientNode || mechanism == ipsecmech.MECHANISM) {
-		// Run on 2 Dec 2026 on real VPP: every check above passed, then no ping crossed in 20 s
-		// (wireguard after the client's node's restart: its incoming kernel side adopted, its
-		// tunnel end rebuilt; IPsec after either). Wireguard after the endpoint's node's restart
-		// passes. In test/e2e the client's liveness check reselects about 2 s after such a heal,
-		// and the connection rebuilt from scratch carries traffic.
-		t.Skip("issue 23: on real VPP this heal carries no traffic (wireguard after the client's node's forwarder restart, IPsec after either)")
-	}
 	requireEncryptedTraffic(t, backend, nsc, nse)
 
 	// A refresh brings the same keys: nothing is rebuilt.

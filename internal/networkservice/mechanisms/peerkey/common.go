@@ -13,12 +13,15 @@ import (
 	ipsecmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/ipsec"
 	wireguardmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/wireguard"
 	"github.com/networkservicemesh/govpp/binapi/ikev2"
+	"github.com/networkservicemesh/govpp/binapi/interface_types"
 	ipsecapi "github.com/networkservicemesh/govpp/binapi/ipsec"
 	"github.com/networkservicemesh/govpp/binapi/wireguard"
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/mechanisms/wireguard/peer"
 	"github.com/networkservicemesh/sdk-vpp/pkg/tools/ifindex"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/utils/metadata"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/l3xcreset"
 )
 
 // builtFor is the other end's key this end was built for.
@@ -107,6 +110,16 @@ func forget(ctx context.Context, vppConn api.Connection, conn *networkservice.Co
 	swIfIndex, ok := ifindex.LoadAndDelete(ctx, isClient)
 	if !ok {
 		return nil
+	}
+	// The IP cross-connects between the two ends go too: VPP would keep the other end's on drop
+	// once this interface is deleted (package l3xcreset), and sdk-vpp's l3xconnect makes both
+	// afresh.
+	ends := []interface_types.InterfaceIndex{swIfIndex}
+	if other, ok := ifindex.Load(ctx, !isClient); ok {
+		ends = append(ends, other)
+	}
+	if err := l3xcreset.Delete(ctx, vppConn, ends...); err != nil {
+		return errors.Wrapf(err, "deleting the cross-connects of connection %s", conn.GetId())
 	}
 	_, err := ipsecapi.NewServiceClient(vppConn).IpsecItfDelete(ctx, &ipsecapi.IpsecItfDelete{SwIfIndex: swIfIndex})
 	return errors.Wrapf(err, "deleting the IPsec interface %d of connection %s", swIfIndex, conn.GetId())

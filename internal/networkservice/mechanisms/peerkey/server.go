@@ -8,6 +8,7 @@ import (
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
+	"github.com/networkservicemesh/sdk/pkg/tools/postpone"
 )
 
 type peerKeyServer struct {
@@ -22,11 +23,17 @@ func NewServer(vppConn api.Connection) networkservice.NetworkServiceServer {
 }
 
 func (s *peerKeyServer) Request(ctx context.Context, request *networkservice.NetworkServiceRequest) (*networkservice.Connection, error) {
+	postponeCtxFunc := postpone.ContextWithValues(ctx)
 	conn, err := next.Server(ctx).Request(ctx, request)
 	if err != nil {
 		return nil, err
 	}
 	if err := rebuildOnChange(ctx, s.vppConn, conn, false); err != nil {
+		// What lies behind, the connection onward among it, granted the Request: it is closed
+		// again, so that a failed Request leaves nothing granted, as sdk-vpp's elements do.
+		closeCtx, cancelClose := postponeCtxFunc()
+		defer cancelClose()
+		_, _ = next.Server(ctx).Close(closeCtx, conn)
 		return nil, err
 	}
 	return conn, nil
