@@ -42,21 +42,28 @@ type peering struct {
 	conns []*networkservice.Connection
 }
 
-func newPeering(ctx context.Context, cfg *config, dialOptions []grpc.DialOption, pool *vl3.IPAM, prefix string) *peering {
-	// The endpoint's own address is its prefix's first, as the vl3 IPAM has it.
-	_, own, _ := net.ParseCIDR(prefix)
+// pools are the endpoint's vl3 pools, one per prefix of prefixes.
+func newPeering(ctx context.Context, cfg *config, dialOptions []grpc.DialOption, pools []*vl3.IPAM, prefixes []string) *peering {
+	dns := new(peerDNS)
+	var elements []networkservice.NetworkServiceClient
+	for i, pool := range pools {
+		elements = append(elements, vl3.NewClient(ctx, pool))
+		// The endpoint's own address is its prefix's first, as the vl3 IPAM has it.
+		_, own, _ := net.ParseCIDR(prefixes[i])
+		dns.servers = append(dns.servers, own.IP.String())
+	}
+	elements = append(elements,
+		dns,
+		// Offers the kernel mechanism in this pod, under a name of its own.
+		kernel.NewClient(),
+		sendfd.NewClient(),
+	)
 	c := client.NewClient(ctx,
 		client.WithName(cfg.Name),
 		client.WithClientURL(&cfg.ConnectTo),
 		client.WithAuthorizeClient(authorize.NewClient()),
 		client.WithHealClient(heal.NewClient(ctx)),
-		client.WithAdditionalFunctionality(
-			vl3.NewClient(ctx, pool),
-			&peerDNS{server: own.IP.String()},
-			// Offers the kernel mechanism in this pod, under a name of its own.
-			kernel.NewClient(),
-			sendfd.NewClient(),
-		),
+		client.WithAdditionalFunctionality(elements...),
 		client.WithDialTimeout(cfg.DialTimeout),
 		client.WithDialOptions(dialOptions...),
 		// A peer is that endpoint or none: a heal must not move the connection to another one.
@@ -123,12 +130,13 @@ func (p *peering) closeAll() error {
 	return errors.Join(errs...)
 }
 
-// peerDNS names this endpoint's address as the peering connection's DNS server, as sdk's vl3dns
-// client does in upstream's endpoints. The other endpoint's vl3 server tells a peer from a
-// client by that DNS config: without it the peer would be handed an address of the other
-// endpoint's prefix, as a client is. Nothing serves DNS here; vl3dns itself is not used for the
-// DNS server dependencies it brings.
-type peerDNS struct{ server string }
+// peerDNS names this endpoint's addresses (one per family) as the peering connection's DNS
+// servers, as sdk's vl3dns client does in upstream's endpoints. The other endpoint's vl3 servers
+// tell a peer from a client by that DNS config and by a source address of their own family:
+// without it the peer would be handed an address of the other endpoint's prefix, as a client
+// is. Nothing serves DNS here; vl3dns itself is not used for the DNS server dependencies it
+// brings.
+type peerDNS struct{ servers []string }
 
 func (d *peerDNS) Request(ctx context.Context, request *networkservice.NetworkServiceRequest, opts ...grpc.CallOption) (*networkservice.Connection, error) {
 	conn := request.GetConnection()
@@ -136,7 +144,7 @@ func (d *peerDNS) Request(ctx context.Context, request *networkservice.NetworkSe
 		conn.Context = new(networkservice.ConnectionContext)
 	}
 	conn.GetContext().DnsContext = &networkservice.DNSContext{
-		Configs: []*networkservice.DNSConfig{{DnsServerIps: []string{d.server}}},
+		Configs: []*networkservice.DNSConfig{{DnsServerIps: d.servers}},
 	}
 	return next.Client(ctx).Request(ctx, request, opts...)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
+	"github.com/networkservicemesh/sdk/pkg/ipam/strictvl3ipam"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/begin"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/connectioncontext/ipcontext/vl3"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/adapters"
@@ -19,7 +20,7 @@ import (
 func TestPeeringKeepsTheEndpointsOwnAddress(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	conn := peer(ctx, t, &peerDNS{server: "172.16.1.0"})
+	conn := peer(ctx, t, &peerDNS{servers: []string{"172.16.1.0"}})
 	ipContext := conn.GetContext().GetIpContext()
 	require.Equal(t, []string{"172.16.1.0/32"}, ipContext.GetSrcIpAddrs())
 	require.Equal(t, []string{"172.16.0.0/32"}, ipContext.GetDstIpAddrs())
@@ -52,4 +53,26 @@ func peer(ctx context.Context, t *testing.T, between ...networkservice.NetworkSe
 	})
 	require.NoError(t, err)
 	return conn
+}
+
+// In a dual-stack network the peer keeps its own address in each family: each of the other
+// endpoint's vl3 servers sees a source address of its family and takes the request for a peer.
+func TestDualStackPeeringKeepsTheEndpointsOwnAddresses(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	chain := []networkservice.NetworkServiceClient{
+		begin.NewClient(), metadata.NewClient(),
+		vl3.NewClient(ctx, vl3.NewIPAM("172.16.1.0/24")),
+		vl3.NewClient(ctx, vl3.NewIPAM("2001:db8::1:0/112")),
+		&peerDNS{servers: []string{"172.16.1.0", "2001:db8::1:0"}},
+		adapters.NewServerToClient(strictvl3ipam.NewServer(ctx, vl3.NewServer,
+			vl3.NewIPAM("172.16.0.0/24"), vl3.NewIPAM("2001:db8::/112"))),
+	}
+	conn, err := next.NewNetworkServiceClient(chain...).Request(ctx, &networkservice.NetworkServiceRequest{
+		Connection: &networkservice.Connection{Id: "peering", NetworkService: "vl3-dual-stack"},
+	})
+	require.NoError(t, err)
+	ipContext := conn.GetContext().GetIpContext()
+	require.ElementsMatch(t, []string{"172.16.1.0/32", "2001:db8::1:0/128"}, ipContext.GetSrcIpAddrs())
+	require.ElementsMatch(t, []string{"172.16.0.0/32", "2001:db8::/128"}, ipContext.GetDstIpAddrs())
 }
