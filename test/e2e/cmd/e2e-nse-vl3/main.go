@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -56,6 +57,8 @@ type config struct {
 	PrefixServerURLs []url.URL     `envconfig:"PREFIX_SERVER_URL" desc:"the vl3 IPAM servers (e2e-nse-vl3 ipam), one per IP family"`
 	RequestTimeout   time.Duration `default:"15s" split_words:"true" desc:"each try of a peering Request"`
 	DialTimeout      time.Duration `default:"5s" split_words:"true"`
+	// As cmd-nse-vl3-vpp's: the DNS names of each connection (and of the endpoint itself).
+	DNSTemplates []string `default:"{{ index .Labels \"podName\" }}.{{ .NetworkService }}." split_words:"true" desc:"go templates of the DNS names each connection's addresses get"`
 	// The IPAM server's: the network and the prefix length of each endpoint's share of it.
 	Prefix     string `default:"172.16.0.0/16" desc:"ipam: the vl3 network"`
 	PrefixSize uint8  `default:"24" split_words:"true" desc:"ipam: the length of each endpoint's prefix"`
@@ -113,10 +116,18 @@ func runEndpoint() error {
 		pools, prefixes = append(pools, pool), append(prefixes, prefix)
 	}
 
+	// The endpoint's DNS server address is its first prefix's first address, as its own.
+	_, first, _ := net.ParseCIDR(prefixes[0])
+	dns, err := newVl3DNS(chainCtx, cfg.DNSTemplates, first.IP, cfg.Name, cfg.ServiceNames[0], dnsPort)
+	if err != nil {
+		return err
+	}
+
 	responder := endpoint.NewServer(chainCtx, workload.Generate,
 		endpoint.WithName(cfg.Name),
 		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
 		endpoint.WithAdditionalFunctionality(
+			dns.server,
 			strictvl3ipam.NewServer(chainCtx, vl3.NewServer, pools...),
 			recvfd.NewServer(),
 			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
@@ -141,7 +152,7 @@ func runEndpoint() error {
 	if err != nil {
 		return err
 	}
-	peers := newPeering(chainCtx, &cfg, dialOptions, pools, prefixes)
+	peers := newPeering(chainCtx, &cfg, dialOptions, pools, dns.client())
 	if err = peers.connectToEarlierEndpoints(ctx, nse); err != nil {
 		return errors.Join(err, peers.closeAll(), unregister())
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	kernelmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
@@ -21,7 +19,6 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/retry"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/connectioncontext/ipcontext/vl3"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
 	registryauthorize "github.com/networkservicemesh/sdk/pkg/registry/common/authorize"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
@@ -42,15 +39,14 @@ type peering struct {
 	conns []*networkservice.Connection
 }
 
-// pools are the endpoint's vl3 pools, one per prefix of prefixes.
-func newPeering(ctx context.Context, cfg *config, dialOptions []grpc.DialOption, pools []*vl3.IPAM, prefixes []string) *peering {
-	dns := new(peerDNS)
+// pools are the endpoint's vl3 pools; dns names its DNS server to the other endpoint (sdk's
+// vl3dns client, as upstream's endpoints): the other endpoint's vl3 servers tell a peer from a
+// client by that DNS config and a source address of their own family, and without it the peer
+// would be handed an address of the other endpoint's prefix, as a client is.
+func newPeering(ctx context.Context, cfg *config, dialOptions []grpc.DialOption, pools []*vl3.IPAM, dns networkservice.NetworkServiceClient) *peering {
 	var elements []networkservice.NetworkServiceClient
-	for i, pool := range pools {
+	for _, pool := range pools {
 		elements = append(elements, vl3.NewClient(ctx, pool))
-		// The endpoint's own address is its prefix's first, as the vl3 IPAM has it.
-		_, own, _ := net.ParseCIDR(prefixes[i])
-		dns.servers = append(dns.servers, own.IP.String())
 	}
 	elements = append(elements,
 		dns,
@@ -128,27 +124,4 @@ func (p *peering) closeAll() error {
 		cancel()
 	}
 	return errors.Join(errs...)
-}
-
-// peerDNS names this endpoint's addresses (one per family) as the peering connection's DNS
-// servers, as sdk's vl3dns client does in upstream's endpoints. The other endpoint's vl3 servers
-// tell a peer from a client by that DNS config and by a source address of their own family:
-// without it the peer would be handed an address of the other endpoint's prefix, as a client
-// is. Nothing serves DNS here; vl3dns itself is not used for the DNS server dependencies it
-// brings.
-type peerDNS struct{ servers []string }
-
-func (d *peerDNS) Request(ctx context.Context, request *networkservice.NetworkServiceRequest, opts ...grpc.CallOption) (*networkservice.Connection, error) {
-	conn := request.GetConnection()
-	if conn.GetContext() == nil {
-		conn.Context = new(networkservice.ConnectionContext)
-	}
-	conn.GetContext().DnsContext = &networkservice.DNSContext{
-		Configs: []*networkservice.DNSConfig{{DnsServerIps: d.servers}},
-	}
-	return next.Client(ctx).Request(ctx, request, opts...)
-}
-
-func (d *peerDNS) Close(ctx context.Context, conn *networkservice.Connection, opts ...grpc.CallOption) (*emptypb.Empty, error) {
-	return next.Client(ctx).Close(ctx, conn, opts...)
 }
