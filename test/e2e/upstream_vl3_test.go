@@ -51,8 +51,9 @@ type vl3Example struct {
 	byName bool
 	// step is the example's death, nil for vl3-basic.
 	step *vl3Step
-	// fast runs in `make test`; the others run with E2E_UPSTREAM_SLOW=1 (make upstream-slow).
-	fast bool
+	// fast runs in `make test`; the others run with E2E_UPSTREAM_SLOW=1 (make upstream-slow),
+	// and the features rows also in `make compare`.
+	fast, feature bool
 }
 
 // vl3Family is one IP family of a vl3 network: its IPAM server's network and prefix length,
@@ -89,10 +90,11 @@ var vl3Examples = []vl3Example{
 		step: &vl3Step{"the second vl3 endpoint's pod deleted, a new one ready", replaceSecondVl3Endpoint}},
 	{name: "vl3-nscs-death", tag: "uvnsc", service: "vl3", families: []vl3Family{vl3IPv4},
 		step: &vl3Step{"both clients' pods deleted, two new clients ready", replaceVl3Clients}},
-	{name: "vl3-ipv6", tag: "uv6", service: "vl3-ipv6", families: []vl3Family{vl3IPv6}},
+	{name: "vl3-ipv6", tag: "uv6", service: "vl3-ipv6", families: []vl3Family{vl3IPv6}, feature: true},
 	{name: "vl3-dual-stack", tag: "uvds", service: "vl3-dual-stack", families: []vl3Family{vl3IPv4, vl3IPv6},
-		endpointsPing: true},
-	{name: "vl3-dns", tag: "uvdns", service: "vl3-dns", families: []vl3Family{vl3IPv4}, clients: 4, byName: true},
+		endpointsPing: true, feature: true},
+	{name: "vl3-dns", tag: "uvdns", service: "vl3-dns", families: []vl3Family{vl3IPv4}, clients: 4, byName: true,
+		feature: true},
 }
 
 // TestUpstreamVl3 runs every vl3 example as a subtest named after it, on the simulator and on
@@ -100,7 +102,9 @@ var vl3Examples = []vl3Example{
 func TestUpstreamVl3(t *testing.T) {
 	for _, ex := range vl3Examples {
 		t.Run(ex.name, func(t *testing.T) {
-			if !ex.fast && os.Getenv("E2E_UPSTREAM_SLOW") == "" {
+			if !ex.fast && ex.feature {
+				skipUnlessFeaturesSlow(t)
+			} else if !ex.fast && os.Getenv("E2E_UPSTREAM_SLOW") == "" {
 				t.Skip("issue 24: beyond make test's time budget; E2E_UPSTREAM_SLOW=1 (make upstream-slow) runs it")
 			}
 			onEachVPP(t, func(t *testing.T, realVPP string) {
