@@ -95,6 +95,9 @@ func (p *peering) connectToEarlierEndpoints(ctx context.Context, self *registrya
 				NetworkServiceEndpointName: nse.GetName(),
 				NetworkService:             p.cfg.ServiceNames[0],
 				Payload:                    p.cfg.Payload,
+				// The other endpoint's DNS names this endpoint's address by it, as its own
+				// server does (vl3DNS): one name for the address, both ways.
+				Labels: map[string]string{"podName": p.cfg.Name},
 			},
 		})
 		cancel()
