@@ -92,7 +92,7 @@ var vl3Examples = []vl3Example{
 		step: &vl3Step{"both clients' pods deleted, two new clients ready", replaceVl3Clients}},
 	{name: "vl3-ipv6", tag: "uv6", service: "vl3-ipv6", families: []vl3Family{vl3IPv6}, feature: true},
 	{name: "vl3-dual-stack", tag: "uvds", service: "vl3-dual-stack", families: []vl3Family{vl3IPv4, vl3IPv6},
-		endpointsPing: true, feature: true},
+		endpointsPing: true, fast: true},
 	{name: "vl3-dns", tag: "uvdns", service: "vl3-dns", families: []vl3Family{vl3IPv4}, clients: 4, byName: true,
 		feature: true},
 }
