@@ -17,14 +17,14 @@ import (
 )
 
 // The vl3 examples of NSM's deployments-k8s v1.18.0 (issue 24, docs/upstream-examples.md):
-// use-cases/vl3-basic, heal/vl3-nse-death, heal/vl3-nscs-death, features/vl3-ipv6 and
-// features/dual-stack/vl3-dual-stack, features/vl3-dns. One vl3 network: a vl3 IPAM server per IP family handing
-// out /24s of 172.16.0.0/16 or /112s of 2001:db8::/64, two vl3 endpoints (the second peers with
-// the first through both nodes' forwarders), two kernel clients of the vl3 service, one on each
-// node. Every client pings every client and both endpoints' addresses, in each family; then the
-// example's deaths; then the pings again; and the run ends with Close leaving nothing. In
-// vl3-dns, four clients ping each other and the endpoints by name instead, and look the
-// addresses up again (PTR).
+// use-cases/vl3-basic, heal/vl3-nse-death, heal/vl3-nscs-death, features/vl3-ipv6,
+// features/dual-stack/vl3-dual-stack and features/vl3-dns. One vl3 network: a vl3 IPAM server
+// per IP family handing out /24s of 172.16.0.0/16 or /112s of 2001:db8::/64, two vl3 endpoints
+// (the second peers with the first through both nodes' forwarders), two kernel clients of the
+// vl3 service, one on each node. Every client pings every client and both endpoints' addresses,
+// in each family; then the example's deaths; then the pings again; and the run ends with Close
+// leaving nothing. In vl3-dns, four clients ping each other and the endpoints by name instead,
+// and look the addresses up again (PTR).
 //
 // Differences from upstream: the endpoint is e2e-nse-vl3, whose data plane is its pod's kernel
 // (upstream's cmd-nse-vl3-vpp runs a VPP of its own and takes its connections as memifs), so the

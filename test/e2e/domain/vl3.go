@@ -54,8 +54,8 @@ func (d *Domain) StartVl3IPAM(ctx context.Context, node *Node, name, network str
 }
 
 // StartVl3Endpoint starts a vl3 endpoint of service in a new pod on node, taking a prefix from
-// each of ipams (one per IP family: two make a dual-stack network), and waits until it is registered and has peered with every vl3 endpoint of service
-// registered before it.
+// each of ipams (one per IP family: two make a dual-stack network), and waits until it is
+// registered and has peered with every vl3 endpoint of service registered before it.
 func (d *Domain) StartVl3Endpoint(ctx context.Context, node *Node, name, service string, ipams []*Vl3IPAM, opts ...EndpointOption) (*Endpoint, error) {
 	if d.cfg.Binaries.Vl3Endpoint == "" {
 		return nil, errors.New("no e2e-nse-vl3 binary (Binaries.Vl3Endpoint)")

@@ -2,10 +2,11 @@
 // its data plane in its pod's kernel in place of a VPP of its own: it takes a prefix from each
 // vl3 IPAM server of NSM_PREFIX_SERVER_URL (a comma-separated list, as upstream's: one server per
 // IP family for a dual-stack network), hands every client an address of each (sdk's
-// strictvl3ipam over one vl3 server per prefix), accepts the kernel mechanism in its own network namespace and routes
-// between its clients and the other vl3 endpoints with the pod's IP forwarding. Once registered
-// it asks for the same service from every vl3 endpoint registered before it (peers.go), so that
-// every two endpoints of the network share one connection, through the forwarders.
+// strictvl3ipam over one vl3 server per prefix), accepts the kernel mechanism in its own network
+// namespace and routes between its clients and the other vl3 endpoints with the pod's IP
+// forwarding. Once registered it asks for the same service from every vl3 endpoint registered
+// before it (peers.go), so that every two endpoints of the network share one connection, through
+// the forwarders. It serves DNS names of its clients and of itself as upstream's does (dns.go).
 //
 // `e2e-nse-vl3 ipam` is the vl3 IPAM server instead, as NSM's cmd-ipam-vl3 (ipam.go).
 //
