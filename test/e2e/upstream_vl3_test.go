@@ -17,11 +17,14 @@ import (
 )
 
 // The vl3 examples of NSM's deployments-k8s v1.18.0 (issue 24, docs/upstream-examples.md):
-// use-cases/vl3-basic and heal/vl3-nse-death, heal/vl3-nscs-death. One vl3 network: a vl3 IPAM
-// server handing out /24s of 172.16.0.0/16, two vl3 endpoints (the second peers with the first
-// through both nodes' forwarders), two kernel clients of the vl3 service, one on each node.
-// Every client pings every client and both endpoints' addresses; then the example's deaths;
-// then the pings again; and the run ends with Close leaving nothing.
+// use-cases/vl3-basic, heal/vl3-nse-death, heal/vl3-nscs-death, features/vl3-ipv6,
+// features/dual-stack/vl3-dual-stack and features/vl3-dns. One vl3 network: a vl3 IPAM server
+// per IP family handing out /24s of 172.16.0.0/16 or /112s of 2001:db8::/64, two vl3 endpoints
+// (the second peers with the first through both nodes' forwarders), two kernel clients of the
+// vl3 service, one on each node. Every client pings every client and both endpoints' addresses,
+// in each family; then the example's deaths; then the pings again; and the run ends with Close
+// leaving nothing. In vl3-dns, four clients ping each other and the endpoints by name instead,
+// and look the addresses up again (PTR).
 //
 // Differences from upstream: the endpoint is e2e-nse-vl3, whose data plane is its pod's kernel
 // (upstream's cmd-nse-vl3-vpp runs a VPP of its own and takes its connections as memifs), so the
@@ -30,20 +33,40 @@ import (
 // wireguard (VXLAN between the nodes). Placement is fixed: IPAM and the first endpoint and
 // client on node 1, the second endpoint and client on node 2. Pod deletion is SIGTERM.
 
-// vl3Service is the vl3 network's service, as the examples' nsm-vl3 service.
-const vl3Service = "vl3"
-
 // vl3Example is one of the vl3 examples.
 type vl3Example struct {
 	// name is the example's folder (use-cases/ or heal/), and the subtest's name.
 	name string
 	// tag names the run's namespaces (h-up's prefix for vl3: uv).
 	tag string
+	// service is the vl3 network's service, as the example's.
+	service string
+	// families are the network's IP families, one vl3 IPAM server each.
+	families []vl3Family
+	// endpointsPing has each endpoint ping both endpoints' addresses too (vl3-dual-stack).
+	endpointsPing bool
+	// clients is how many clients, placed on the nodes in turn; 2 when 0.
+	clients int
+	// byName pings by DNS name (vl3-dns) instead of by address.
+	byName bool
 	// step is the example's death, nil for vl3-basic.
 	step *vl3Step
-	// fast runs in `make test`; the others run with E2E_UPSTREAM_SLOW=1 (make upstream-slow).
-	fast bool
+	// fast runs in `make test`; the others run with E2E_UPSTREAM_SLOW=1 (make upstream-slow),
+	// and the features rows also in `make compare`.
+	fast, feature bool
 }
+
+// vl3Family is one IP family of a vl3 network: its IPAM server's network and prefix length,
+// and the addresses the example's README expects the two endpoints to hold.
+type vl3Family struct {
+	ipam, network, prefixSize string
+	endpointAddrs             [2]string
+}
+
+var (
+	vl3IPv4 = vl3Family{"vl3-ipam-ipv4", "172.16.0.0/16", "24", [2]string{"172.16.0.0", "172.16.1.0"}}
+	vl3IPv6 = vl3Family{"vl3-ipam-ipv6", "2001:db8::/64", "112", [2]string{"2001:db8::", "2001:db8::1:0"}}
+)
 
 type vl3Step struct {
 	what string
@@ -53,7 +76,8 @@ type vl3Step struct {
 // vl3Run is one running vl3 network.
 type vl3Run struct {
 	d         *domain.Domain
-	ipam      *domain.Vl3IPAM
+	service   string
+	ipams     []*domain.Vl3IPAM
 	endpoints []*domain.Endpoint
 	clients   []*domain.Client
 	// gone are the pods whose programs were stopped by a step: they must be empty at the end.
@@ -61,9 +85,16 @@ type vl3Run struct {
 }
 
 var vl3Examples = []vl3Example{
-	{name: "vl3-basic", tag: "uvb", fast: true},
-	{name: "vl3-nse-death", tag: "uvnse", step: &vl3Step{"the second vl3 endpoint's pod deleted, a new one ready", replaceSecondVl3Endpoint}},
-	{name: "vl3-nscs-death", tag: "uvnsc", step: &vl3Step{"both clients' pods deleted, two new clients ready", replaceVl3Clients}},
+	{name: "vl3-basic", tag: "uvb", service: "vl3", families: []vl3Family{vl3IPv4}, fast: true},
+	{name: "vl3-nse-death", tag: "uvnse", service: "vl3", families: []vl3Family{vl3IPv4},
+		step: &vl3Step{"the second vl3 endpoint's pod deleted, a new one ready", replaceSecondVl3Endpoint}},
+	{name: "vl3-nscs-death", tag: "uvnsc", service: "vl3", families: []vl3Family{vl3IPv4},
+		step: &vl3Step{"both clients' pods deleted, two new clients ready", replaceVl3Clients}},
+	{name: "vl3-ipv6", tag: "uv6", service: "vl3-ipv6", families: []vl3Family{vl3IPv6}, feature: true},
+	{name: "vl3-dual-stack", tag: "uvds", service: "vl3-dual-stack", families: []vl3Family{vl3IPv4, vl3IPv6},
+		endpointsPing: true, fast: true},
+	{name: "vl3-dns", tag: "uvdns", service: "vl3-dns", families: []vl3Family{vl3IPv4}, clients: 4, byName: true,
+		feature: true},
 }
 
 // TestUpstreamVl3 runs every vl3 example as a subtest named after it, on the simulator and on
@@ -71,7 +102,9 @@ var vl3Examples = []vl3Example{
 func TestUpstreamVl3(t *testing.T) {
 	for _, ex := range vl3Examples {
 		t.Run(ex.name, func(t *testing.T) {
-			if !ex.fast && os.Getenv("E2E_UPSTREAM_SLOW") == "" {
+			if !ex.fast && ex.feature {
+				skipUnlessFeaturesSlow(t)
+			} else if !ex.fast && os.Getenv("E2E_UPSTREAM_SLOW") == "" {
 				t.Skip("issue 24: beyond make test's time budget; E2E_UPSTREAM_SLOW=1 (make upstream-slow) runs it")
 			}
 			onEachVPP(t, func(t *testing.T, realVPP string) {
@@ -96,22 +129,43 @@ func runVl3Example(t *testing.T, ex vl3Example, realVPP string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()
-	r := &vl3Run{d: startDomain(ctx, t, sc)}
+	r := &vl3Run{d: startDomain(ctx, t, sc), service: ex.service}
 	rep := reportOf(t)
 	rep.step("vl3 network up: IPAM, two endpoints peered, two clients")
-	var err error
-	r.ipam, err = r.d.StartVl3IPAM(ctx, r.d.Nodes[0], "vl3-ipam", "172.16.0.0/16", "24")
-	require.NoError(t, err)
+	for _, family := range ex.families {
+		ipam, err := r.d.StartVl3IPAM(ctx, r.d.Nodes[0], family.ipam, family.network, family.prefixSize)
+		require.NoError(t, err)
+		r.ipams = append(r.ipams, ipam)
+	}
 	r.startEndpoint(ctx, t, 0, "nse-vl3-1", payload)
 	r.startEndpoint(ctx, t, 1, "nse-vl3-2", payload)
-	r.connectClient(ctx, t, 0, "nsc-vl3-1")
-	r.connectClient(ctx, t, 1, "nsc-vl3-2")
+	clients := max(ex.clients, 2)
+	for i := range clients {
+		r.connectClient(ctx, t, i%2, fmt.Sprintf("nsc-vl3-%d", i+1))
+	}
 	requireVl3Tunnel(ctx, t, r.d, realVPP)
-	// As vl3-basic's README expects: the IPAM's first two /24s, an endpoint address each.
-	require.Equal(t, []string{"172.16.0.0", "172.16.1.0"},
-		[]string{vl3EndpointAddr(t, r.endpoints[0]), vl3EndpointAddr(t, r.endpoints[1])})
+	// As the examples' READMEs expect: each IPAM's first two prefixes, an endpoint address of
+	// each family per endpoint.
+	for i, e := range r.endpoints {
+		var want []string
+		for _, family := range ex.families {
+			want = append(want, family.endpointAddrs[i])
+		}
+		require.Equal(t, want, vl3EndpointAddrs(t, e), "%s's vl3 addresses", e.Name)
+	}
+	if ex.byName {
+		rep.step("every client pings every client and both endpoints by name, and looks their addresses up")
+		r.requireNamePings(ctx, t)
+		rep.step("close leaves nothing")
+		r.requireCloseLeavesNothing(ctx, t)
+		return
+	}
 	rep.step("every client pings every client and both endpoints")
 	r.requirePings(ctx, t, true)
+	if ex.endpointsPing {
+		rep.step("every endpoint pings both endpoints")
+		r.requireEndpointPings(ctx, t)
+	}
 
 	if ex.step != nil {
 		rep.step(ex.step.what)
@@ -128,14 +182,17 @@ func runVl3Example(t *testing.T, ex vl3Example, realVPP string) {
 
 func (r *vl3Run) startEndpoint(ctx context.Context, t *testing.T, node int, name, payload string) {
 	t.Helper()
-	nse, err := r.d.StartVl3Endpoint(ctx, r.d.Nodes[node], name, vl3Service, r.ipam, domain.WithPayload(payload))
+	nse, err := r.d.StartVl3Endpoint(ctx, r.d.Nodes[node], name, r.service, r.ipams, domain.WithPayload(payload))
 	require.NoError(t, err)
 	r.endpoints = append(r.endpoints, nse)
 }
 
+// connectClient connects a client of the service with its podName label, which names it in the
+// endpoints' DNS (upstream's cmd-nsc takes it from its pod).
 func (r *vl3Run) connectClient(ctx context.Context, t *testing.T, node int, name string) {
 	t.Helper()
-	client, err := r.d.Connect(ctx, r.d.Nodes[node], name, fmt.Sprintf("kernel://%s/%s", vl3Service, clientIfname))
+	client, err := r.d.Connect(ctx, r.d.Nodes[node], name,
+		fmt.Sprintf("kernel://%s/%s?podName=%s", r.service, clientIfname, name))
 	require.NoError(t, err)
 	require.Len(t, client.Connections, 1)
 	r.clients = append(r.clients, client)
@@ -154,47 +211,80 @@ func requireVl3Tunnel(ctx context.Context, t *testing.T, d *domain.Domain, realV
 	}
 }
 
-// requirePings has every client ping every client's vl3 address (its own included, as the
-// examples' loops do) and, with endpoints, both endpoints' addresses: `ping -c2 -i 0.5`.
+// requirePings has every client ping every client's vl3 addresses (its own included, as the
+// examples' loops do) and, with endpoints, both endpoints' addresses, in each family:
+// `ping -c2 -i 0.5`.
 func (r *vl3Run) requirePings(ctx context.Context, t *testing.T, endpoints bool) {
 	t.Helper()
 	var targets []string
 	for _, c := range r.clients {
-		targets = append(targets, vl3ClientAddr(t, c))
+		targets = append(targets, vl3ClientAddrs(t, c, len(r.ipams))...)
 	}
 	if endpoints {
-		for _, e := range r.endpoints {
-			targets = append(targets, vl3EndpointAddr(t, e))
-		}
+		targets = append(targets, r.endpointAddrs(t)...)
 	}
 	for _, pinger := range r.clients {
-		for _, target := range targets {
-			out, err := exec.CommandContext(ctx, "ip", "netns", "exec", pinger.Pod.Netns,
-				"ping", "-c", "2", "-i", "0.5", "-W", "2", target).CombinedOutput()
-			require.NoError(t, err, "%s pings %s:\n%s", pinger.Name, target, out)
-		}
+		requirePingsFrom(ctx, t, pinger.Name, pinger.Pod.Netns, targets)
 	}
 }
 
-// vl3ClientAddr is the client's vl3 address: the one source address of its connection.
-func vl3ClientAddr(t *testing.T, c *domain.Client) string {
+// requireEndpointPings has every endpoint ping both endpoints' addresses in each family, as
+// vl3-dual-stack's README does after the clients' pings.
+func (r *vl3Run) requireEndpointPings(ctx context.Context, t *testing.T) {
 	t.Helper()
-	srcs := c.Connections[0].GetContext().GetIpContext().GetSrcIpAddrs()
-	require.Len(t, srcs, 1, "%s: one vl3 address, got %v", c.Name, srcs)
-	return netip.MustParsePrefix(srcs[0]).Addr().String()
+	targets := r.endpointAddrs(t)
+	for _, pinger := range r.endpoints {
+		requirePingsFrom(ctx, t, pinger.Name, pinger.Pod.Netns, targets)
+	}
 }
 
-// vl3PrefixLine is what e2e-nse-vl3 logs on its prefix from the IPAM server.
-var vl3PrefixLine = regexp.MustCompile(`vl3 prefix ([0-9.]+)/[0-9]+ from`)
+func (r *vl3Run) endpointAddrs(t *testing.T) []string {
+	var addrs []string
+	for _, e := range r.endpoints {
+		addrs = append(addrs, vl3EndpointAddrs(t, e)...)
+	}
+	return addrs
+}
 
-// vl3EndpointAddr is the endpoint's vl3 address: its prefix's first, as the vl3 IPAM has it.
-func vl3EndpointAddr(t *testing.T, e *domain.Endpoint) string {
+func requirePingsFrom(ctx context.Context, t *testing.T, pinger, netns string, targets []string) {
+	t.Helper()
+	for _, target := range targets {
+		out, err := exec.CommandContext(ctx, "ip", "netns", "exec", netns,
+			"ping", "-c", "2", "-i", "0.5", "-W", "2", target).CombinedOutput()
+		require.NoError(t, err, "%s pings %s:\n%s", pinger, target, out)
+	}
+}
+
+// vl3ClientAddrs are the client's vl3 addresses: the source addresses of its connection, one
+// per family of the network.
+func vl3ClientAddrs(t *testing.T, c *domain.Client, families int) []string {
+	t.Helper()
+	srcs := c.Connections[0].GetContext().GetIpContext().GetSrcIpAddrs()
+	require.Len(t, srcs, families, "%s: one vl3 address per family, got %v", c.Name, srcs)
+	var addrs []string
+	for _, src := range srcs {
+		addrs = append(addrs, netip.MustParsePrefix(src).Addr().String())
+	}
+	return addrs
+}
+
+// vl3PrefixLine is what e2e-nse-vl3 logs on its prefix from each IPAM server, in the order of
+// its NSM_PREFIX_SERVER_URL.
+var vl3PrefixLine = regexp.MustCompile(`vl3 prefix ([0-9a-f.:]+)/[0-9]+ from`)
+
+// vl3EndpointAddrs are the endpoint's vl3 addresses: each prefix's first, as the vl3 IPAM has
+// it, in the order of the IPAM servers.
+func vl3EndpointAddrs(t *testing.T, e *domain.Endpoint) []string {
 	t.Helper()
 	data, err := os.ReadFile(e.Proc.LogPath())
 	require.NoError(t, err)
 	found := vl3PrefixLine.FindAllStringSubmatch(string(data), -1)
 	require.NotEmpty(t, found, "%s logged no vl3 prefix", e.Name)
-	return found[len(found)-1][1]
+	var addrs []string
+	for _, m := range found {
+		addrs = append(addrs, m[1])
+	}
+	return addrs
 }
 
 // replaceSecondVl3Endpoint deletes the pod of the endpoint that peered with the first (SIGTERM:

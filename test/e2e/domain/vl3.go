@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
 )
@@ -52,10 +53,10 @@ func (d *Domain) StartVl3IPAM(ctx context.Context, node *Node, name, network str
 	return ipam, waitForLogLine(ctx, proc, 0, "vl3 IPAM serving")
 }
 
-// StartVl3Endpoint starts a vl3 endpoint of service in a new pod on node, taking its prefix from
-// ipam, and waits until it is registered and has peered with every vl3 endpoint of service
-// registered before it.
-func (d *Domain) StartVl3Endpoint(ctx context.Context, node *Node, name, service string, ipam *Vl3IPAM, opts ...EndpointOption) (*Endpoint, error) {
+// StartVl3Endpoint starts a vl3 endpoint of service in a new pod on node, taking a prefix from
+// each of ipams (one per IP family: two make a dual-stack network), and waits until it is
+// registered and has peered with every vl3 endpoint of service registered before it.
+func (d *Domain) StartVl3Endpoint(ctx context.Context, node *Node, name, service string, ipams []*Vl3IPAM, opts ...EndpointOption) (*Endpoint, error) {
 	if d.cfg.Binaries.Vl3Endpoint == "" {
 		return nil, errors.New("no e2e-nse-vl3 binary (Binaries.Vl3Endpoint)")
 	}
@@ -64,6 +65,10 @@ func (d *Domain) StartVl3Endpoint(ctx context.Context, node *Node, name, service
 		return nil, err
 	}
 	dir := filepath.Join(d.cfg.WorkDir, node.Name, name)
+	var servers []string
+	for _, ipam := range ipams {
+		servers = append(servers, ipam.URL)
+	}
 	env := d.tokenLifetimeEnv()
 	for _, opt := range opts {
 		env = opt(env)
@@ -76,7 +81,7 @@ func (d *Domain) StartVl3Endpoint(ctx context.Context, node *Node, name, service
 			"NSM_CONNECT_TO=unix://"+node.NsmgrSocket,
 			"NSM_LISTEN_ON=unix://"+filepath.Join(dir, "nse.sock"),
 			"NSM_SERVICE_NAMES="+service,
-			"NSM_PREFIX_SERVER_URL="+ipam.URL,
+			"NSM_PREFIX_SERVER_URL="+strings.Join(servers, ","),
 			"NSM_LOG_LEVEL="+d.cfg.LogLevel,
 		), env...),
 		LogPath: filepath.Join(dir, "nse.log"),

@@ -131,6 +131,14 @@ var scenarios = []scenario{
 	{"upstream features/ipam-policies, real VPP", "TestUpstreamFeaturesIpamPolicies/vpp"},
 	{"upstream use-cases/Kernel2RVlanMultiNS", "TestUpstreamUseCasesKernel2RVlanMultiNS/vppsim"},
 	{"upstream use-cases/Kernel2RVlanMultiNS, real VPP", "TestUpstreamUseCasesKernel2RVlanMultiNS/vpp"},
+	// deployments-k8s v1.18.0 vl3 features (issue 24, h-up): the same vl3 network over IPv6 and
+	// dual stack, and with the endpoints' DNS (four clients by name).
+	{"upstream features/vl3-ipv6 (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-ipv6/vppsim"},
+	{"upstream features/vl3-ipv6 (kernel vl3 endpoints), real VPP", "TestUpstreamVl3/vl3-ipv6/vpp"},
+	{"upstream features/dual-stack/vl3-dual-stack (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-dual-stack/vppsim"},
+	{"upstream features/dual-stack/vl3-dual-stack (kernel vl3 endpoints), real VPP", "TestUpstreamVl3/vl3-dual-stack/vpp"},
+	{"upstream features/vl3-dns (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-dns/vppsim"},
+	{"upstream features/vl3-dns (kernel vl3 endpoints), real VPP", "TestUpstreamVl3/vl3-dns/vpp"},
 }
 
 const (

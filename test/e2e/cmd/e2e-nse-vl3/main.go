@@ -1,10 +1,12 @@
 // Command e2e-nse-vl3 is a vl3 endpoint composed from the sdk as NSM's cmd-nse-vl3-vpp is, with
-// its data plane in its pod's kernel in place of a VPP of its own: it takes a prefix from the
-// vl3 IPAM server (NSM_PREFIX_SERVER_URL), hands every client an address of it (sdk's
-// strictvl3ipam over vl3), accepts the kernel mechanism in its own network namespace and routes
-// between its clients and the other vl3 endpoints with the pod's IP forwarding. Once registered
-// it asks for the same service from every vl3 endpoint registered before it (peers.go), so that
-// every two endpoints of the network share one connection, through the forwarders.
+// its data plane in its pod's kernel in place of a VPP of its own: it takes a prefix from each
+// vl3 IPAM server of NSM_PREFIX_SERVER_URL (a comma-separated list, as upstream's: one server per
+// IP family for a dual-stack network), hands every client an address of each (sdk's
+// strictvl3ipam over one vl3 server per prefix), accepts the kernel mechanism in its own network
+// namespace and routes between its clients and the other vl3 endpoints with the pod's IP
+// forwarding. Once registered it asks for the same service from every vl3 endpoint registered
+// before it (peers.go), so that every two endpoints of the network share one connection, through
+// the forwarders. It serves DNS names of its clients and of itself as upstream's does (dns.go).
 //
 // `e2e-nse-vl3 ipam` is the vl3 IPAM server instead, as NSM's cmd-ipam-vl3 (ipam.go).
 //
@@ -19,8 +21,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -46,14 +50,16 @@ import (
 
 type config struct {
 	nsmgrpc.Settings
-	Name            string        `default:"vl3-server"`
-	ConnectTo       url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
-	ListenOn        url.URL       `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on (the IPAM server's, with ipam)"`
-	ServiceNames    []string      `default:"vl3" split_words:"true"`
-	Payload         string        `default:"IP" desc:"the service's payload; IP as upstream's vl3 service"`
-	PrefixServerURL url.URL       `envconfig:"PREFIX_SERVER_URL" desc:"the vl3 IPAM server (e2e-nse-vl3 ipam)"`
-	RequestTimeout  time.Duration `default:"15s" split_words:"true" desc:"each try of a peering Request"`
-	DialTimeout     time.Duration `default:"5s" split_words:"true"`
+	Name             string        `default:"vl3-server"`
+	ConnectTo        url.URL       `default:"unix:///var/lib/networkservicemesh/nsm.io.sock" split_words:"true"`
+	ListenOn         url.URL       `split_words:"true" desc:"unix socket the nsmgr reaches this endpoint on (the IPAM server's, with ipam)"`
+	ServiceNames     []string      `default:"vl3" split_words:"true"`
+	Payload          string        `default:"IP" desc:"the service's payload; IP as upstream's vl3 service"`
+	PrefixServerURLs []url.URL     `envconfig:"PREFIX_SERVER_URL" desc:"the vl3 IPAM servers (e2e-nse-vl3 ipam), one per IP family"`
+	RequestTimeout   time.Duration `default:"15s" split_words:"true" desc:"each try of a peering Request"`
+	DialTimeout      time.Duration `default:"5s" split_words:"true"`
+	// As cmd-nse-vl3-vpp's: the DNS names of each connection (and of the endpoint itself).
+	DNSTemplates []string `default:"{{ index .Labels \"podName\" }}.{{ .NetworkService }}." split_words:"true" desc:"go templates of the DNS names each connection's addresses get"`
 	// The IPAM server's: the network and the prefix length of each endpoint's share of it.
 	Prefix     string `default:"172.16.0.0/16" desc:"ipam: the vl3 network"`
 	PrefixSize uint8  `default:"24" split_words:"true" desc:"ipam: the length of each endpoint's prefix"`
@@ -78,16 +84,14 @@ func runEndpoint() error {
 	if cfg.ListenOn.Scheme != "unix" {
 		return fmt.Errorf("NSM_LISTEN_ON must be a unix:// URL, got %q", cfg.ListenOn.String())
 	}
-	if cfg.PrefixServerURL.String() == "" {
+	if len(cfg.PrefixServerURLs) == 0 {
 		return errors.New("NSM_PREFIX_SERVER_URL is empty")
 	}
 	if len(cfg.ServiceNames) == 0 {
 		return errors.New("NSM_SERVICE_NAMES is empty")
 	}
-	// Packets between clients, and between this endpoint's clients and the other endpoints',
-	// cross this pod's kernel.
-	if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644); err != nil {
-		return fmt.Errorf("enable IP forwarding in the endpoint pod: %w", err)
+	if err := enableForwarding(); err != nil {
+		return err
 	}
 	ctx, workload, stop, err := nsmgrpc.Start(cfg.Name, cfg.Settings)
 	if err != nil {
@@ -99,18 +103,33 @@ func runEndpoint() error {
 	// The chains live past the shutdown signal: peering connections are closed after it.
 	chainCtx, cancelChains := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelChains()
-	pool := new(vl3.IPAM)
-	prefix, err := followPrefixServer(chainCtx, &cfg.PrefixServerURL, dialOptions, pool)
+	var pools []*vl3.IPAM
+	var prefixes []string
+	for i := range cfg.PrefixServerURLs {
+		server := &cfg.PrefixServerURLs[i]
+		pool := new(vl3.IPAM)
+		prefix, prefixErr := followPrefixServer(chainCtx, server, dialOptions, pool)
+		if prefixErr != nil {
+			return prefixErr
+		}
+		// The harness reads the endpoint's addresses from these lines (vl3EndpointAddrs).
+		log.FromContext(ctx).Infof("vl3 prefix %s from %s", prefix, server.String())
+		pools, prefixes = append(pools, pool), append(prefixes, prefix)
+	}
+
+	// The endpoint's DNS server address is its first prefix's first address, as its own.
+	_, first, _ := net.ParseCIDR(prefixes[0])
+	dns, err := newVl3DNS(chainCtx, cfg.DNSTemplates, first.IP, cfg.Name, cfg.ServiceNames[0], dnsPort)
 	if err != nil {
 		return err
 	}
-	log.FromContext(ctx).Infof("vl3 prefix %s from %s", prefix, cfg.PrefixServerURL.String())
 
 	responder := endpoint.NewServer(chainCtx, workload.Generate,
 		endpoint.WithName(cfg.Name),
 		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
 		endpoint.WithAdditionalFunctionality(
-			strictvl3ipam.NewServer(chainCtx, vl3.NewServer, pool),
+			dns.server,
+			strictvl3ipam.NewServer(chainCtx, vl3.NewServer, pools...),
 			recvfd.NewServer(),
 			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
 				kernelmech.MECHANISM: kernel.NewServer(),
@@ -134,16 +153,27 @@ func runEndpoint() error {
 	if err != nil {
 		return err
 	}
-	peers := newPeering(chainCtx, &cfg, dialOptions, pool, prefix)
+	peers := newPeering(chainCtx, &cfg, dialOptions, pools, dns.client())
 	if err = peers.connectToEarlierEndpoints(ctx, nse); err != nil {
 		return errors.Join(err, peers.closeAll(), unregister())
 	}
 	// The harness waits for this line (domain.StartVl3Endpoint): registered and peered.
-	log.FromContext(ctx).Infof("endpoint %s registered for %v at %s, prefix %s", nse.GetName(), nse.GetNetworkServiceNames(), cfg.ListenOn.String(), prefix)
+	log.FromContext(ctx).Infof("endpoint %s registered for %v at %s, prefix %s", nse.GetName(), nse.GetNetworkServiceNames(), cfg.ListenOn.String(), strings.Join(prefixes, ", "))
 	select {
 	case <-ctx.Done():
 	case err = <-errCh:
 	}
 	// As upstream: the peering connections go first, then the registration.
 	return errors.Join(err, peers.closeAll(), unregister())
+}
+
+// enableForwarding lets this pod's kernel route, in both families, between its clients and
+// between its clients and the other endpoints'.
+func enableForwarding() error {
+	for _, knob := range []string{"/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/ipv6/conf/all/forwarding"} {
+		if err := os.WriteFile(knob, []byte("1"), 0o644); err != nil {
+			return fmt.Errorf("enable IP forwarding in the endpoint pod: %w", err)
+		}
+	}
+	return nil
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	kernelmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
@@ -21,7 +19,6 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/retry"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/connectioncontext/ipcontext/vl3"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
 	registryauthorize "github.com/networkservicemesh/sdk/pkg/registry/common/authorize"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
@@ -42,21 +39,27 @@ type peering struct {
 	conns []*networkservice.Connection
 }
 
-func newPeering(ctx context.Context, cfg *config, dialOptions []grpc.DialOption, pool *vl3.IPAM, prefix string) *peering {
-	// The endpoint's own address is its prefix's first, as the vl3 IPAM has it.
-	_, own, _ := net.ParseCIDR(prefix)
+// pools are the endpoint's vl3 pools; dns names its DNS server to the other endpoint (sdk's
+// vl3dns client, as upstream's endpoints): the other endpoint's vl3 servers tell a peer from a
+// client by that DNS config and a source address of their own family, and without it the peer
+// would be handed an address of the other endpoint's prefix, as a client is.
+func newPeering(ctx context.Context, cfg *config, dialOptions []grpc.DialOption, pools []*vl3.IPAM, dns networkservice.NetworkServiceClient) *peering {
+	var elements []networkservice.NetworkServiceClient
+	for _, pool := range pools {
+		elements = append(elements, vl3.NewClient(ctx, pool))
+	}
+	elements = append(elements,
+		dns,
+		// Offers the kernel mechanism in this pod, under a name of its own.
+		kernel.NewClient(),
+		sendfd.NewClient(),
+	)
 	c := client.NewClient(ctx,
 		client.WithName(cfg.Name),
 		client.WithClientURL(&cfg.ConnectTo),
 		client.WithAuthorizeClient(authorize.NewClient()),
 		client.WithHealClient(heal.NewClient(ctx)),
-		client.WithAdditionalFunctionality(
-			vl3.NewClient(ctx, pool),
-			&peerDNS{server: own.IP.String()},
-			// Offers the kernel mechanism in this pod, under a name of its own.
-			kernel.NewClient(),
-			sendfd.NewClient(),
-		),
+		client.WithAdditionalFunctionality(elements...),
 		client.WithDialTimeout(cfg.DialTimeout),
 		client.WithDialOptions(dialOptions...),
 		// A peer is that endpoint or none: a heal must not move the connection to another one.
@@ -92,6 +95,9 @@ func (p *peering) connectToEarlierEndpoints(ctx context.Context, self *registrya
 				NetworkServiceEndpointName: nse.GetName(),
 				NetworkService:             p.cfg.ServiceNames[0],
 				Payload:                    p.cfg.Payload,
+				// The other endpoint's DNS names this endpoint's address by it, as its own
+				// server does (vl3DNS): one name for the address, both ways.
+				Labels: map[string]string{"podName": p.cfg.Name},
 			},
 		})
 		cancel()
@@ -121,26 +127,4 @@ func (p *peering) closeAll() error {
 		cancel()
 	}
 	return errors.Join(errs...)
-}
-
-// peerDNS names this endpoint's address as the peering connection's DNS server, as sdk's vl3dns
-// client does in upstream's endpoints. The other endpoint's vl3 server tells a peer from a
-// client by that DNS config: without it the peer would be handed an address of the other
-// endpoint's prefix, as a client is. Nothing serves DNS here; vl3dns itself is not used for the
-// DNS server dependencies it brings.
-type peerDNS struct{ server string }
-
-func (d *peerDNS) Request(ctx context.Context, request *networkservice.NetworkServiceRequest, opts ...grpc.CallOption) (*networkservice.Connection, error) {
-	conn := request.GetConnection()
-	if conn.GetContext() == nil {
-		conn.Context = new(networkservice.ConnectionContext)
-	}
-	conn.GetContext().DnsContext = &networkservice.DNSContext{
-		Configs: []*networkservice.DNSConfig{{DnsServerIps: []string{d.server}}},
-	}
-	return next.Client(ctx).Request(ctx, request, opts...)
-}
-
-func (d *peerDNS) Close(ctx context.Context, conn *networkservice.Connection, opts ...grpc.CallOption) (*emptypb.Empty, error) {
-	return next.Client(ctx).Close(ctx, conn, opts...)
 }
