@@ -8,4 +8,9 @@ func (t *Topology) FabricNetns() string { return t.fabric }
 // node sends or receives over the fabric; one on the bridge device sees only what the bridge
 // floods or delivers to itself, which after the bridge has learnt the nodes' MACs is none of
 // their unicast traffic.
-func (n *Node) FabricPort() string { return n.Name }
+func (n *Node) FabricPort() string {
+	if n.fabricPort != "" {
+		return n.fabricPort
+	}
+	return n.Name
+}

@@ -12,6 +12,8 @@ type Node struct {
 	Netns string
 	// IP is the node's address on the fabric and its tunnel IP.
 	IP netip.Prefix
+	// fabricPort names the bridge port of an added uplink (AddUplink); empty for the node's own.
+	fabricPort string
 }
 
 // Pod is a workload namespace on a node.
@@ -29,6 +31,8 @@ type Topology struct {
 	pods   []*Pod
 	// trunk is the stand-in for the nodes' second NIC (AddTrunk), or nil.
 	trunk *Trunk
+	// extraUplinks counts AddUplink's uplinks, which take fabric addresses after the nodes'.
+	extraUplinks int
 }
 
 const (
