@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,18 +14,23 @@ import (
 // AddForwarder starts another forwarder on node, as a second forwarder DaemonSet does (NSM's
 // select-forwarder and multiforwarder examples): its own name, NSM_LABELS, socket, state
 // directory and VPP (the simulator or a real VPP, as the node's), registered through the node's
-// nsmgr. Its VPP gets the node's uplink as an af_packet interface with the node's tunnel IP too,
-// as the second DaemonSet's own VPP does on the host network (sdk-vpp's mechanisms look the
-// tunnel IP up in VPP even for a local connection); with two nodes both VPPs would answer for
-// it, so it is meant for local connections. It returns the forwarder as a Node sharing node's namespace and nsmgr: the
-// checks that take a node (VPPInterfaces, inspect) take it too. The domain's Close stops it
-// with the node's forwarder.
+// nsmgr. Its VPP gets an uplink of its own into the fabric, with an address of its own as the
+// forwarder's NSM_TUNNEL_IP (topology.AddUplink): sharing the node's uplink and tunnel IP, two
+// nodes' second VPPs would both answer for their node's address, and remote connections through
+// them could not work. It returns the forwarder as a Node sharing node's namespace and nsmgr,
+// whose IP is its own tunnel IP: the checks that take a node (VPPInterfaces, inspect) take it
+// too. The domain's Close stops it with the node's forwarder.
 func (d *Domain) AddForwarder(ctx context.Context, node *Node, name string, labels map[string]string) (*Node, error) {
 	if d.cfg.ForwarderStartsVPP {
 		return nil, errors.New("AddForwarder runs beside an external VPP only")
 	}
+	uplinkName := fmt.Sprintf("uplink%d", 1+d.extraForwardersOn(node))
+	uplink, err := d.Topology.AddUplink(node.Node, uplinkName)
+	if err != nil {
+		return nil, err
+	}
 	extra := &Node{
-		Node:          node.Node,
+		Node:          uplink,
 		Nsmgr:         node.Nsmgr,
 		NsmgrSocket:   node.NsmgrSocket,
 		ForwarderName: name,
@@ -51,7 +57,6 @@ func (d *Domain) AddForwarder(ctx context.Context, node *Node, name string, labe
 	if err := d.startForwarder(ctx, extra, dir); err != nil {
 		return nil, err
 	}
-	var err error
 	if extra.IdleInterfaces, err = d.VPPInterfaces(ctx, extra); err != nil {
 		return nil, err
 	}
@@ -62,4 +67,15 @@ func (d *Domain) AddForwarder(ctx context.Context, node *Node, name string, labe
 	}
 	extra.IdleKernel = node.IdleKernel
 	return extra, nil
+}
+
+// extraForwardersOn counts the forwarders AddForwarder has added to node.
+func (d *Domain) extraForwardersOn(node *Node) int {
+	n := 0
+	for _, extra := range d.extraForwarders {
+		if extra.Netns == node.Netns {
+			n++
+		}
+	}
+	return n
 }
