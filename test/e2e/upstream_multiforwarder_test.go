@@ -40,20 +40,21 @@ func TestUpstreamMultiforwarderKernel2Ethernet2Kernel(t *testing.T) {
 		}
 
 		rep.step("connected as upstream: one forwarder per node carries it, pings both ways")
-		runAcrossTwoForwarders(ctx, t, d, sc, forwarders, "multiforwarder", nil)
+		runAcrossTwoForwarders(ctx, t, d, sc, forwarders, "multiforwarder", "", nil)
 
 		rep.step("connected through the added forwarders (their own uplinks), pings both ways")
 		added := []*domain.Node{forwarders[0][1], forwarders[1][1]}
-		runAcrossTwoForwarders(ctx, t, d, sc, forwarders, "select-forwarder", added)
+		runAcrossTwoForwarders(ctx, t, d, sc, forwarders, "select-forwarder", "-sel", added)
 	})
 }
 
 // runAcrossTwoForwarders registers serviceName, starts its endpoint on sc's endpoint node and
-// connects a client on sc's client node; with want set the service matches the added
+// connects a client on sc's client node (their pod names end in podSuffix: a closed client's
+// pod stays); with want set the service matches the added
 // forwarders' label and want[i] must carry the connection on node i. It requires exactly one
 // forwarder per node on the path, pings both ways, the carriers' VPPs holding a VXLAN tunnel and
 // the others' VPP and journal empty, and Close to leave nothing in any pod, VPP, journal or node.
-func runAcrossTwoForwarders(ctx context.Context, t *testing.T, d *domain.Domain, sc scenario, forwarders [][2]*domain.Node, serviceName string, want []*domain.Node) {
+func runAcrossTwoForwarders(ctx context.Context, t *testing.T, d *domain.Domain, sc scenario, forwarders [][2]*domain.Node, serviceName, podSuffix string, want []*domain.Node) {
 	t.Helper()
 	netsvc := &registryapi.NetworkService{Name: serviceName, Payload: "ETHERNET"}
 	if want != nil {
@@ -61,9 +62,9 @@ func runAcrossTwoForwarders(ctx context.Context, t *testing.T, d *domain.Domain,
 	}
 	serviceFile := filepath.Join(t.TempDir(), "service.json")
 	require.NoError(t, domain.WriteServiceFile(serviceFile, netsvc))
-	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse-kernel", serviceName, "169.254.0.0/16", domain.WithServiceFile(serviceFile))
+	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse-kernel"+podSuffix, serviceName, "169.254.0.0/16", domain.WithServiceFile(serviceFile))
 	require.NoError(t, err)
-	client, err := d.Connect(ctx, d.Nodes[sc.clientNode], "alpine", "kernel://"+serviceName+"/"+clientIfname)
+	client, err := d.Connect(ctx, d.Nodes[sc.clientNode], "alpine"+podSuffix, "kernel://"+serviceName+"/"+clientIfname)
 	require.NoError(t, err)
 	require.Len(t, client.Connections, 1)
 	conn := client.Connections[0]
