@@ -118,9 +118,6 @@ func runVl3Example(t *testing.T, ex vl3Example, realVPP string) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	if ex.name == "vl3-nse-death" && realVPP == "" {
-		t.Skip("issue 24: on the simulator, both forwarders: when the new endpoint takes the dead one's prefix again, a client of the dead one keeps passing its liveness pings and never reselects within 60 s")
-	}
 	sc := upstreamScenario(ex.tag, 2, realVPP)
 	sc.report = "vl3/" + ex.name
 	payload := "ETHERNET"
@@ -293,9 +290,11 @@ func vl3EndpointAddrs(t *testing.T, e *domain.Endpoint) []string {
 // peers with the first, and waits until every client of the old one has healed onto one of the
 // two. The old path's release in the forwarders is checked at the end (VPP and nodes clean).
 //
-// The namespace must go as the pod's does: kept, it would still answer the clients' liveness
-// pings with the dead endpoint's address, and their heals would ask for the dead endpoint by
-// name forever (upstream's endpoint answers from its VPP, which dies with it).
+// The namespace outlives the pod (sdk's recvfd in the forwarder and the nsmgr holds its
+// descriptor for each connection until Close), and its addresses would answer the clients'
+// liveness pings, so that their heals asked for the dead endpoint by name forever (upstream's
+// endpoint answers from its VPP, which dies with it). As in Kubernetes, the forwarder learns of
+// the deletion from the pod's pause process (sdk-vpp's nsmonitor) and closes the connections.
 func replaceSecondVl3Endpoint(ctx context.Context, t *testing.T, r *vl3Run) {
 	old := r.endpoints[1]
 	since := time.Now()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os/exec"
 )
 
 // Node is a namespace that hosts one node's simulator, forwarder and nsmgr.
@@ -21,6 +22,8 @@ type Pod struct {
 	Name  string
 	Netns string
 	Node  *Node
+	// sandbox is the pod's pause process (AddPodWithSandbox), or nil.
+	sandbox *exec.Cmd
 }
 
 // Topology is one run's set of namespaces.
@@ -124,6 +127,7 @@ func (t *Topology) DeletePod(pod *Pod) error {
 			break
 		}
 	}
+	pod.stopSandbox()
 	return deleteNamespace(pod.Netns)
 }
 
@@ -131,6 +135,7 @@ func (t *Topology) DeletePod(pod *Pod) error {
 func (t *Topology) Close() error {
 	var errs []error
 	for _, pod := range t.pods {
+		pod.stopSandbox()
 		errs = append(errs, deleteNamespace(pod.Netns))
 	}
 	t.pods = nil
