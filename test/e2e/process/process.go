@@ -155,7 +155,7 @@ func (p *Process) Stop(grace time.Duration) error {
 }
 
 // Kill ends the process group at once, as an OOM kill would; a later Stop
-// then reports no error.
+// then reports no error, also when the process had already exited with one.
 func (p *Process) Kill() {
 	p.killed.Store(true)
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
@@ -190,19 +190,16 @@ func (p *Process) Respawn() (*Process, error) {
 }
 
 func (p *Process) exitError() error {
-	if p.waitErr == nil {
+	if p.waitErr == nil || p.killed.Load() {
+		// After Kill the exit is the caller's: it ended the process, or took its failed exit
+		// and disowned it (the crash campaign's client whose Close failed).
 		return nil
 	}
 	var exitErr *exec.ExitError
 	if errors.As(p.waitErr, &exitErr) {
-		if status, ok := exitErr.Sys().(syscall.WaitStatus); ok && status.Signaled() {
-			switch {
-			case status.Signal() == syscall.SIGTERM:
-				// Programs that do not trap SIGTERM (the SPIRE binaries) end this way.
-				return nil
-			case status.Signal() == syscall.SIGKILL && p.killed.Load():
-				return nil
-			}
+		// Programs that do not trap SIGTERM (the SPIRE binaries) end this way.
+		if status, ok := exitErr.Sys().(syscall.WaitStatus); ok && status.Signaled() && status.Signal() == syscall.SIGTERM {
+			return nil
 		}
 	}
 	return fmt.Errorf("%s: %w", p.spec.Name, p.waitErr)

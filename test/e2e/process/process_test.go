@@ -40,6 +40,13 @@ func TestStopReportsAFailedShutdown(t *testing.T) {
 	require.ErrorContains(t, err, "exit status 3")
 }
 
+func TestKillAfterAFailedExitDisownsIt(t *testing.T) {
+	p := start(t, "exit 1")
+	require.Eventually(t, func() bool { exited, _ := p.Exited(); return exited }, 5*time.Second, 10*time.Millisecond)
+	p.Kill()
+	require.NoError(t, p.Stop(time.Second), "the caller already took the failed exit and ended the process itself")
+}
+
 func TestStopKillsWhatIgnoresSIGTERM(t *testing.T) {
 	p := start(t, "trap '' TERM; echo ready; while :; do sleep 0.05; done")
 	require.Eventually(t, func() bool { return strings.Contains(p.LogTail(1), "ready") }, 5*time.Second, 10*time.Millisecond)
