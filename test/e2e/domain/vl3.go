@@ -26,7 +26,7 @@ func (d *Domain) StartVl3IPAM(ctx context.Context, node *Node, name, network str
 	if d.cfg.Binaries.Vl3Endpoint == "" {
 		return nil, errors.New("no e2e-nse-vl3 binary (Binaries.Vl3Endpoint)")
 	}
-	pod, err := d.Topology.AddPod(node.Node, name)
+	pod, err := d.addPod(node, name)
 	if err != nil {
 		return nil, err
 	}
@@ -60,9 +60,7 @@ func (d *Domain) StartVl3Endpoint(ctx context.Context, node *Node, name, service
 	if d.cfg.Binaries.Vl3Endpoint == "" {
 		return nil, errors.New("no e2e-nse-vl3 binary (Binaries.Vl3Endpoint)")
 	}
-	// With a pause process, so that the forwarders notice the pod's deletion as in Kubernetes
-	// (vl3-nse-death): its namespace outlives it, and its addresses still answer pings.
-	pod, err := d.Topology.AddPodWithSandbox(node.Node, name)
+	pod, err := d.addPod(node, name)
 	if err != nil {
 		return nil, err
 	}

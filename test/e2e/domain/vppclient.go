@@ -39,7 +39,7 @@ func (d *Domain) ConnectVPPClient(ctx context.Context, node *Node, name string, 
 	if d.cfg.Binaries.VPPClient == "" {
 		return nil, errors.New("no e2e-nsc-vpp binary (Binaries.VPPClient)")
 	}
-	pod, err := d.Topology.AddPod(node.Node, name)
+	pod, err := d.addPod(node, name)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func (d *Domain) StartVPPEndpoint(ctx context.Context, node *Node, name, service
 	if d.cfg.Binaries.VPPEndpoint == "" {
 		return nil, errors.New("no e2e-nse-vpp binary (Binaries.VPPEndpoint)")
 	}
-	pod, err := d.Topology.AddPod(node.Node, name)
+	pod, err := d.addPod(node, name)
 	if err != nil {
 		return nil, err
 	}

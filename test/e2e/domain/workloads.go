@@ -82,10 +82,17 @@ func WithRoutesThroughClients(before, after string) EndpointOption {
 	}
 }
 
+// addPod makes a workload's pod with a pause process, as every Kubernetes pod has: the forwarders
+// notice an endpoint pod's deletion by that process's end (vl3-nse-death, local-nse-death), since
+// the namespace outlives the pod and its addresses would still answer pings.
+func (d *Domain) addPod(node *Node, name string) (*topology.Pod, error) {
+	return d.Topology.AddPodWithSandbox(node.Node, name)
+}
+
 // StartEndpoint starts an endpoint for service in a new pod on node, handing
 // out addresses from cidr, and waits until it is registered.
 func (d *Domain) StartEndpoint(ctx context.Context, node *Node, name, service, cidr string, opts ...EndpointOption) (*Endpoint, error) {
-	pod, err := d.Topology.AddPod(node.Node, name)
+	pod, err := d.addPod(node, name)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +202,7 @@ func (d *Domain) StartClient(node *Node, name string, services ...string) (*Clie
 // StartClientWithEnv is StartClient with env added to the client's environment (e2e-nsc's
 // NSM_* variables, such as NSM_REFRESH_SPACING).
 func (d *Domain) StartClientWithEnv(node *Node, name string, env []string, services ...string) (*Client, error) {
-	pod, err := d.Topology.AddPod(node.Node, name)
+	pod, err := d.addPod(node, name)
 	if err != nil {
 		return nil, err
 	}
