@@ -98,10 +98,7 @@ func runChain(t *testing.T, sc scenario) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
+	ctx, d, rep := startScenario(t, sc, scenarioTime)
 	node := d.Nodes[0]
 	c := startChain(ctx, t, d, sc, node)
 

@@ -46,10 +46,7 @@ func TestHealAfterEndpointRestartWithTwoClients(t *testing.T) {
 		t.Skip(skipReason)
 	}
 	sc := scenario{report: "endpoint restart, two clients", tag: "hnse", kernelType: "tap", linkType: "tuntap", nodes: 1, requestTimeout: crashRequestTimeout}
-	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
+	ctx, d, rep := startScenario(t, sc, shortScenarioTime)
 	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR, domain.WithPolicyRoutes(crashPolicies...))
 	require.NoError(t, err)
 	clients := connectClients(ctx, t, d, sc, "nsc-a", "nsc-b")

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -29,10 +28,7 @@ func TestIdleCutMonitorStreamsAcrossNodes(t *testing.T) {
 		t.Skip(skipReason)
 	}
 	sc := scenario{tag: "idle", kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, overVxlan: true, idleCut: idleCut, report: "idle monitor streams cut, two nodes"}
-	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
+	ctx, d, rep := startScenario(t, sc, shortScenarioTime)
 	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR)
 	require.NoError(t, err)
 	client := connectClient(ctx, t, d, sc)

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -20,10 +19,7 @@ func TestSequentialClientsFirstRequest(t *testing.T) {
 		t.Skip(skipReason)
 	}
 	sc := scenario{tag: "lat", kernelType: "tap", linkType: "tuntap", nodes: 1, report: fmt.Sprintf("%d clients one after another", latencyClients)}
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
+	ctx, d, rep := startScenario(t, sc, scenarioTime)
 	nse, err := d.StartEndpoint(ctx, d.Nodes[0], "nse", service, endpointCIDR)
 	require.NoError(t, err)
 	for i := range latencyClients {

@@ -69,10 +69,7 @@ func runMemif(t *testing.T, sc scenario, restart bool) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
+	ctx, d, rep := startScenario(t, sc, scenarioTime)
 	node := d.Nodes[sc.clientNode]
 	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR)
 	require.NoError(t, err)

@@ -58,10 +58,7 @@ func runMTU(t *testing.T, sc scenario, asked uint32) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
+	ctx, d, rep := startScenario(t, sc, scenarioTime)
 	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR)
 	require.NoError(t, err)
 	var env []string

@@ -158,10 +158,7 @@ func runKilledClient(t *testing.T, report, tag string, killNsmgr bool, realVPP s
 	}
 	sc := killedClientScenario(tag, realVPP)
 	sc.report = report
-	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
+	ctx, d, rep := startScenario(t, sc, shortScenarioTime)
 	node := d.Nodes[0]
 	nse, err := d.StartEndpoint(ctx, node, "nse", service, endpointCIDR, domain.WithPolicyRoutes(crashPolicies...))
 	require.NoError(t, err)

@@ -242,6 +242,17 @@ func requireEndpointUnregisters(ctx context.Context, t *testing.T, d *domain.Dom
 
 // startDomain brings a domain up for one scenario and tears it down at the
 // end, printing diagnostics first if the scenario failed.
+// startScenario starts sc's domain under a context that ends after timeout or when the test does,
+// and returns both with the scenario's report.
+func startScenario(t *testing.T, sc scenario, timeout time.Duration) (context.Context, *domain.Domain, *report) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	d := startDomain(ctx, t, sc)
+	// Registered after the domain's tear-down, so it runs before it: what the test started under
+	// ctx (background pings, waits) ends first, as it did when each test deferred its cancel.
+	t.Cleanup(cancel)
+	return ctx, d, reportOf(t)
+}
+
 func startDomain(ctx context.Context, t testing.TB, sc scenario) *domain.Domain {
 	fwd := forwarder
 	if sc.forwarder != nil {

@@ -136,10 +136,7 @@ func runEncrypted(t *testing.T, realVPP string, tunnel encryptedTunnel) {
 	}
 	sc := scenario{report: tunnel.report, tag: tunnel.tag, kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, realVPP: realVPP,
 		forwarderEnv: []string{"NSM_MECHANISM_PRIORITY=" + tunnel.priority}}
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
+	ctx, d, rep := startScenario(t, sc, scenarioTime)
 	nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse", service, endpointCIDR, domain.WithPayload("IP"))
 	require.NoError(t, err)
 

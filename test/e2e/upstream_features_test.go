@@ -60,10 +60,7 @@ func runTwoForwarders(t *testing.T, sc scenario, selectByLabel bool) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
+	ctx, d, rep := startScenario(t, sc, shortScenarioTime)
 	node := d.Nodes[0]
 	mine, err := d.AddForwarder(ctx, node, "my-forwarder-vpp-"+node.Name, map[string]string{"p2p": "true", selectForwarderLabel: "true"})
 	require.NoError(t, err)
@@ -204,10 +201,7 @@ func runTwoServices(t *testing.T, sc scenario, ends [2]serviceEnd, want [][2]str
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
+	ctx, d, rep := startScenario(t, sc, shortScenarioTime)
 	node := d.Nodes[0]
 	var nses []*domain.Endpoint
 	var urls []string
@@ -404,10 +398,7 @@ func TestUpstreamFeaturesChangeNseDynamically(t *testing.T) {
 			t.Skip(skipReason)
 		}
 		sc := withReport(upstreamScenario("fchg", 1, realVPP), "upstream features/change-nse-dynamically")
-		ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-		defer cancel()
-		d := startDomain(ctx, t, sc)
-		rep := reportOf(t)
+		ctx, d, rep := startScenario(t, sc, shortScenarioTime)
 		node := d.Nodes[0]
 		const serviceName = "my-network-service"
 		selecting := func(color string) *registryapi.NetworkService {
@@ -513,10 +504,7 @@ func TestUpstreamFeaturesKernel2IP2KernelFamilies(t *testing.T) {
 				}
 				sc := scenario{tag: example.tag, kernelType: "auto", nodes: 2, clientNode: 0, endpointNode: 1, realVPP: realVPP, cidr: example.cidr,
 					report: "upstream features/" + example.name + "/Kernel2IP2Kernel"}
-				ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-				defer cancel()
-				d := startDomain(ctx, t, sc)
-				rep := reportOf(t)
+				ctx, d, rep := startScenario(t, sc, shortScenarioTime)
 				nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse-kernel", service, sc.cidr, domain.WithPayload("IP"))
 				require.NoError(t, err)
 				client := connectClient(ctx, t, d, sc)

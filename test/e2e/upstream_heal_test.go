@@ -395,10 +395,7 @@ func TestUpstreamHealLocalNsmgrLocalForwarderMemifToKernel(t *testing.T) {
 		}
 		sc := upstreamScenario("ulmemif", 2, realVPP)
 		sc.report = "heal/local-nsmgr-local-forwarder-memif (kernel endpoint)"
-		ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-		defer cancel()
-		d := startDomain(ctx, t, sc)
-		rep := reportOf(t)
+		ctx, d, rep := startScenario(t, sc, shortScenarioTime)
 		node := d.Nodes[sc.clientNode]
 		nse, err := d.StartEndpoint(ctx, d.Nodes[sc.endpointNode], "nse-kernel", service, upstreamCIDR)
 		require.NoError(t, err)

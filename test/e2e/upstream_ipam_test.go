@@ -32,10 +32,7 @@ func TestUpstreamFeaturesExcludePrefixes(t *testing.T) {
 		sc := withReport(upstreamScenario("fexcl", 1, realVPP), "upstream features/exclude-prefixes")
 		excluded := []string{"172.16.1.201/32", "172.16.1.202/32"}
 		sc.excludedPrefixes = excluded
-		ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-		defer cancel()
-		d := startDomain(ctx, t, sc)
-		rep := reportOf(t)
+		ctx, d, rep := startScenario(t, sc, shortScenarioTime)
 		node := d.Nodes[0]
 		const serviceName = "exclude-prefixes"
 		nse, err := d.StartEndpoint(ctx, node, "nse-kernel", serviceName, "172.16.1.200/30")
@@ -75,10 +72,7 @@ func TestUpstreamFeaturesIpamPolicies(t *testing.T) {
 			t.Skip(skipReason)
 		}
 		sc := withReport(upstreamScenario("fipam", 1, realVPP), "upstream features/ipam-policies")
-		ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-		defer cancel()
-		d := startDomain(ctx, t, sc)
-		rep := reportOf(t)
+		ctx, d, rep := startScenario(t, sc, shortScenarioTime)
 		node := d.Nodes[0]
 		const serviceName = "ipam-policies"
 		first, err := d.StartEndpoint(ctx, node, "first-nse", serviceName, "172.16.1.0/29")

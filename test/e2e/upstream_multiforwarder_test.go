@@ -27,10 +27,7 @@ func TestUpstreamMultiforwarderKernel2Ethernet2Kernel(t *testing.T) {
 			t.Skip(skipReason)
 		}
 		sc := withReport(upstreamScenario("fmfe", 2, realVPP), "upstream multiforwarder + Kernel2Ethernet2Kernel")
-		ctx, cancel := context.WithTimeout(context.Background(), 2*shortScenarioTime)
-		defer cancel()
-		d := startDomain(ctx, t, sc)
-		rep := reportOf(t)
+		ctx, d, rep := startScenario(t, sc, 2*shortScenarioTime)
 		var forwarders [][2]*domain.Node
 		for _, node := range d.Nodes {
 			mine, err := d.AddForwarder(ctx, node, "my-forwarder-vpp-"+node.Name, map[string]string{"p2p": "true", selectForwarderLabel: "true"})

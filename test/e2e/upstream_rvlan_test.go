@@ -65,10 +65,7 @@ type multiNSClient struct {
 }
 
 func runKernel2RVlanMultiNS(t *testing.T, sc scenario) {
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
+	ctx, d, rep := startScenario(t, sc, scenarioTime)
 	untagged := &multiNSVlan{id: 0, endpoint: "nse-remote-vlan-ns1", services: []string{"private-bridge.ns-kernel2vlan-multins-1"},
 		cidr: "172.10.1.0/24", hostAddr: netip.MustParsePrefix("172.10.1.254/24")}
 	vlan300 := &multiNSVlan{id: 300, endpoint: "nse-remote-vlan-bg",

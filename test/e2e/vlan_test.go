@@ -87,10 +87,7 @@ func runRemoteVlan(t *testing.T, sc scenario, restart bool) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
+	ctx, d, rep := startScenario(t, sc, scenarioTime)
 	hostIfname, err := d.StartVlanHost(ctx, vlanID, vlanHostAddr)
 	require.NoError(t, err)
 	nse, err := d.StartVlanEndpoint(ctx, d.Nodes[0], "nse-vlan", vlanService, vlanCIDR, vlanID)
