@@ -125,6 +125,9 @@ func run() error {
 			up.NewServer(ctx, vppConn),
 			clienturl.NewServer(&cfg.ConnectTo),
 			xconnect.NewServer(vppConn),
+			// Not in cmd-nse-firewall-vpp: without it every connection leaves its ACLs in this
+			// VPP (aclrelease.go).
+			&aclRelease{vppConn: vppConn},
 			acl.NewServer(vppConn, rules),
 			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
 				memifmech.MECHANISM: chain.NewNetworkServiceServer(memif.NewServer(ctx, vppConn)),
