@@ -147,6 +147,9 @@ var scenarios = []scenario{
 	// round): a firewall with a VPP ACL and three pass-through endpoints, each with its own VPP,
 	// every hop chosen by the service's matches; real VPP only (memif).
 	{"upstream features/nse-composition (VPP endpoints, ACL), real VPP", "TestUpstreamFeaturesNseCompositionVPP/vpp"},
+	// Kernel2RVlanInternal: two clients on two nodes through one VLAN, IPv4 and IPv6, iperf3.
+	{"upstream use-cases/Kernel2RVlanInternal", "TestUpstreamUseCasesKernel2RVlanInternal/vppsim"},
+	{"upstream use-cases/Kernel2RVlanInternal, real VPP", "TestUpstreamUseCasesKernel2RVlanInternal/vpp"},
 }
 
 const (
