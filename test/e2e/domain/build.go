@@ -26,6 +26,9 @@ type Binaries struct {
 	VPPEndpoint string
 	// Vl3Endpoint is e2e-nse-vl3, the vl3 endpoint and IPAM server (StartVl3Endpoint).
 	Vl3Endpoint string
+	// FirewallEndpoint is e2e-nse-firewall-vpp, a pass-through endpoint with a VPP of its own
+	// and an ACL (StartFirewallEndpoint).
+	FirewallEndpoint string
 }
 
 // MissingError says a program of the domain does not exist in this tree yet.
@@ -61,11 +64,13 @@ func Build(ctx context.Context, repoRoot, dir string) (*Binaries, error) {
 		VPPEndpoint:    filepath.Join(dir, "e2e-nse-vpp"),
 		Vl3Endpoint:    filepath.Join(dir, "e2e-nse-vl3"),
 	}
+	bins.FirewallEndpoint = filepath.Join(dir, "e2e-nse-firewall-vpp")
 	if err = goBuild(ctx, repoRoot, "-o", dir+"/",
 		"./test/e2e/cmd/e2e-registry", "./test/e2e/cmd/e2e-nsmgr", "./test/e2e/cmd/e2e-nse", "./test/e2e/cmd/e2e-nsc",
 		"./test/e2e/cmd/e2e-idlecut", "./test/e2e/cmd/e2e-nse-vlan",
 		"./test/e2e/cmd/e2e-vlanhost", "./test/e2e/cmd/e2e-nsc-vpp", "./test/e2e/cmd/e2e-nse-vpp", "./test/stockforwarder",
-		"./test/e2e/cmd/e2e-nse-vl3"); err != nil {
+		"./test/e2e/cmd/e2e-nse-vl3",
+		"./test/e2e/cmd/e2e-nse-firewall-vpp"); err != nil {
 		return nil, err
 	}
 	if _, err = os.Stat(filepath.Join(repoRoot, "main.go")); err != nil {

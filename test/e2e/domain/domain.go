@@ -251,6 +251,9 @@ func workloads(cfg Config) []spire.Workload {
 	if cfg.Binaries.Vl3Endpoint != "" {
 		list = append(list, spire.Workload{Name: "nse-vl3", Binary: cfg.Binaries.Vl3Endpoint})
 	}
+	if cfg.Binaries.FirewallEndpoint != "" {
+		list = append(list, spire.Workload{Name: "nse-firewall-vpp", Binary: cfg.Binaries.FirewallEndpoint})
+	}
 	return list
 }
 

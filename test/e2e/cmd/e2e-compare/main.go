@@ -143,6 +143,13 @@ var scenarios = []scenario{
 	// two forwarders per node, each added one with its own VPP, uplink and tunnel IP.
 	{"upstream multiforwarder + Kernel2Ethernet2Kernel", "TestUpstreamMultiforwarderKernel2Ethernet2Kernel/vppsim"},
 	{"upstream multiforwarder + Kernel2Ethernet2Kernel, real VPP", "TestUpstreamMultiforwarderKernel2Ethernet2Kernel/vpp"},
+	// deployments-k8s v1.18.0 nse-composition with VPP endpoints (issue 24, h-feat, third
+	// round): a firewall with a VPP ACL and three pass-through endpoints, each with its own VPP,
+	// every hop chosen by the service's matches; real VPP only (memif).
+	{"upstream features/nse-composition (VPP endpoints, ACL), real VPP", "TestUpstreamFeaturesNseCompositionVPP/vpp"},
+	// Kernel2RVlanInternal: two clients on two nodes through one VLAN, IPv4 and IPv6, iperf3.
+	{"upstream use-cases/Kernel2RVlanInternal", "TestUpstreamUseCasesKernel2RVlanInternal/vppsim"},
+	{"upstream use-cases/Kernel2RVlanInternal, real VPP", "TestUpstreamUseCasesKernel2RVlanInternal/vpp"},
 }
 
 const (

@@ -4,9 +4,10 @@
 // its NSM_DEVICE_SELECTOR_FILE gives for that label, and whatever is on that VLAN of the trunk is
 // the service. NSM_VLAN_ID=0 is the untagged trunk itself (upstream's `vlan: 0`): sdk-vpp's vlan
 // mechanism then bridges the client to the device, no sub-interface. It hands each client an
-// address of NSM_CIDR_PREFIX with the prefix's length (sdk's singlepointipam, as the stock
-// endpoint), so the client reaches the hosts on the VLAN directly. Every service of
-// NSM_SERVICE_NAMES gets the same VLAN (upstream's blue and green bridges share VLAN 300).
+// address of each NSM_CIDR_PREFIX group with the prefix's length (sdk's singlepointipam per
+// group, as the stock endpoint), so the client reaches the hosts on the VLAN directly. Every
+// service of NSM_SERVICE_NAMES gets the same VLAN (upstream's blue and green bridges share VLAN
+// 300).
 // It listens on TCP and registers straight with the registry (NSM_CONNECT_TO), as the stock
 // endpoint does from nsm-system: the forwarder then dials it over TCP, which is what makes it
 // offer remote mechanisms. On SIGTERM it unregisters before exiting.
@@ -15,9 +16,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -30,7 +31,9 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
+	"github.com/networkservicemesh/sdk/pkg/networkservice/ipam/groupipam"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/ipam/singlepointipam"
+	"github.com/networkservicemesh/sdk/pkg/tools/cidr"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/nsmgrpc"
@@ -72,13 +75,10 @@ func run() error {
 	case cfg.Via == "":
 		return fmt.Errorf("NSM_VIA is empty")
 	}
-	var prefixes []*net.IPNet
-	for _, cidr := range cfg.CidrPrefix {
-		_, prefix, err := net.ParseCIDR(cidr)
-		if err != nil {
-			return fmt.Errorf("NSM_CIDR_PREFIX entry %q: %w", cidr, err)
-		}
-		prefixes = append(prefixes, prefix)
+	// envconfig splits the list at every comma, brackets included; sdk's parser wants it whole.
+	var groups cidr.Groups
+	if err := groups.Decode(strings.Join(cfg.CidrPrefix, ",")); err != nil {
+		return fmt.Errorf("NSM_CIDR_PREFIX %q: %w", strings.Join(cfg.CidrPrefix, ","), err)
 	}
 	ctx, workload, stop, err := nsmgrpc.Start(cfg.Name, cfg.Settings)
 	if err != nil {
@@ -90,7 +90,9 @@ func run() error {
 		endpoint.WithName(cfg.Name),
 		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
 		endpoint.WithAdditionalFunctionality(
-			singlepointipam.NewServer(prefixes...),
+			// As cmd-nse-remote-vlan: one singlepointipam per CIDR group, so that a client gets
+			// an address of each (172.10.0.0/24,100:200::/64: one IPv4 and one IPv6).
+			groupipam.NewServer(groups, groupipam.WithCustomIPAMServer(singlepointipam.NewServer)),
 			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
 				vlanmech.MECHANISM: &remoteVlan{vlanID: cfg.VlanID, via: cfg.Via},
 			}),

@@ -1,0 +1,142 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/domain"
+)
+
+// use-cases/Kernel2RVlanInternal, on the remotevlan_vpp set-up (vlan_test.go): the set-up's
+// remote vlan endpoint (e2e-nse-vlan, VLAN 100 via gw1) hands each client an address of
+// 172.10.0.0/24 and one of 100:200::/64; two clients, one per node, reach each other through
+// their nodes' trunk (ext_net1, MTU 1450). Upstream runs iperf3 between them: TCP and UDP, over
+// IPv4 and IPv6, the server in one client and the client in the other. Here: pings both ways in
+// each family, then upstream's four iperf3 runs when iperf3 is installed (skipped, saying so,
+// where it is not); Close leaves nothing, every bridge domain released.
+func TestUpstreamUseCasesKernel2RVlanInternal(t *testing.T) {
+	skipUnlessFeaturesSlow(t)
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		if skipReason != "" {
+			t.Skip(skipReason)
+		}
+		sc := withReport(scenario{tag: "rvin", kernelType: "auto", nodes: 2, realVPP: realVPP,
+			vlanTrunk: &domain.VlanTrunk{Device: vlanDevice, Via: vlanVia, MTU: 1450}}, "upstream use-cases/Kernel2RVlanInternal")
+		runKernel2RVlanInternal(t, sc)
+	})
+}
+
+// rvlanInternalCIDRs are the set-up endpoint's prefixes, one per family.
+var rvlanInternalCIDRs = []netip.Prefix{netip.MustParsePrefix("172.10.0.0/24"), netip.MustParsePrefix("100:200::/64")}
+
+func runKernel2RVlanInternal(t *testing.T, sc scenario) {
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
+	defer cancel()
+	d := startDomain(ctx, t, sc)
+	rep := reportOf(t)
+	nse, err := d.StartVlanEndpoint(ctx, d.Nodes[0], "nse-remote-vlan", vlanService,
+		rvlanInternalCIDRs[0].String()+","+rvlanInternalCIDRs[1].String(), vlanID)
+	require.NoError(t, err)
+
+	rep.step("connect: a client on each node, an address of each family")
+	type internalClient struct {
+		client      *domain.Client
+		node        *domain.Node
+		addrs       []netip.Prefix
+		idleBridges []uint32
+	}
+	var clients []*internalClient
+	for i, node := range d.Nodes {
+		c := &internalClient{node: node, idleBridges: bridgeDomains(ctx, t, d, node)}
+		c.client, err = d.Connect(ctx, node, fmt.Sprintf("iperf1-s-%d", i+1), fmt.Sprintf("kernel://%s/%s", vlanService, clientIfname))
+		require.NoError(t, err)
+		require.Len(t, c.client.Connections, 1)
+		for _, a := range c.client.Connections[0].GetContext().GetIpContext().GetSrcIpAddrs() {
+			c.addrs = append(c.addrs, netip.MustParsePrefix(a))
+		}
+		require.Len(t, c.addrs, len(rvlanInternalCIDRs), "%s: one address of each of %v", c.client.Name, rvlanInternalCIDRs)
+		for f, cidr := range rvlanInternalCIDRs {
+			require.Equal(t, cidr, c.addrs[f].Masked(), "%s: the address is on the VLAN's subnet, with its length", c.client.Name)
+		}
+		requireVPPHoldsVlanSubif(ctx, t, d, node)
+		clients = append(clients, c)
+	}
+
+	rep.step("pings both ways in each family")
+	for f := range rvlanInternalCIDRs {
+		requirePing(ctx, t, clients[0].client.Pod.Netns, clientIfname, clients[1].addrs[f].String())
+		requirePing(ctx, t, clients[1].client.Pod.Netns, clientIfname, clients[0].addrs[f].String())
+	}
+
+	rep.step("iperf3: TCP and UDP over IPv4 and IPv6")
+	if _, lookErr := exec.LookPath("iperf3"); lookErr != nil {
+		t.Log("no iperf3 on this machine: upstream's iperf3 runs skipped, the pings stand for them")
+	} else {
+		for _, run := range []struct {
+			family       int
+			udp          bool
+			server, user *internalClient
+		}{
+			{0, false, clients[0], clients[1]},
+			{0, true, clients[1], clients[0]},
+			{1, false, clients[0], clients[1]},
+			{1, true, clients[1], clients[0]},
+		} {
+			requireIperf3(ctx, t, run.server.client.Pod.Netns, run.user.client.Pod.Netns, run.server.addrs[run.family].Addr(), run.udp)
+		}
+	}
+
+	rep.step("close leaves nothing")
+	for _, c := range clients {
+		require.NoError(t, c.client.Close(), "the Close of %s failed:\n%s", c.client.Name, c.client.Proc.LogTail(20))
+		requireEventuallyEmpty(t, "pod of "+c.client.Name, c.client.Pod.Netns)
+	}
+	for _, n := range d.Nodes {
+		requireVPPClean(ctx, t, d, n)
+		requireNodeKernelClean(t, n)
+	}
+	for _, c := range clients {
+		waitFor(t, 200*time.Millisecond, func() bool { return slices.Equal(bridgeDomains(ctx, t, d, c.node), c.idleBridges) },
+			func() string {
+				return fmt.Sprintf("%s: bridge domains after Close %v, before %v", c.node.Name, bridgeDomains(ctx, t, d, c.node), c.idleBridges)
+			})
+	}
+	rep.step("endpoint unregisters")
+	require.NoError(t, nse.Close())
+	requireEventuallyUnregistered(ctx, t, d, nse.Name)
+}
+
+// requireIperf3 is one of upstream's runs: `iperf3 -sD -B <addr> -1` in the server's pod, then
+// `iperf3 -i0 -t 5 [-6] [-u] -c <addr>` in the other, which must succeed.
+func requireIperf3(ctx context.Context, t *testing.T, serverNetns, clientNetns string, addr netip.Addr, udp bool) {
+	t.Helper()
+	server := exec.CommandContext(ctx, "ip", "netns", "exec", serverNetns, "iperf3", "-s", "-B", addr.String(), "-1")
+	require.NoError(t, server.Start())
+	defer func() { _ = server.Process.Kill(); _ = server.Wait() }()
+	args := []string{"netns", "exec", clientNetns, "iperf3", "-i0", "-t", "5", "-c", addr.String()}
+	if addr.Is6() {
+		args = append(args, "-6")
+	}
+	if udp {
+		args = append(args, "-u")
+	}
+	var out []byte
+	var err error
+	// The server needs a moment to listen; iperf3 -c fails at once on a refused connection.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		out, err = exec.CommandContext(ctx, "ip", args...).CombinedOutput()
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	require.NoError(t, err, "iperf3 %v to %s:\n%s", args[3:], addr, out)
+	t.Logf("iperf3 %v to %s: done", args[4:], addr)
+}
