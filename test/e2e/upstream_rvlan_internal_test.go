@@ -19,8 +19,8 @@ import (
 // 172.10.0.0/24 and one of 100:200::/64; two clients, one per node, reach each other through
 // their nodes' trunk (ext_net1, MTU 1450). Upstream runs iperf3 between them: TCP and UDP, over
 // IPv4 and IPv6, the server in one client and the client in the other. Here: pings both ways in
-// each family, then upstream's four iperf3 runs when iperf3 is installed (skipped, saying so,
-// where it is not); Close leaves nothing, every bridge domain released.
+// each family, then upstream's four iperf3 runs (make tools installs iperf3); Close leaves
+// nothing, every bridge domain released.
 func TestUpstreamUseCasesKernel2RVlanInternal(t *testing.T) {
 	skipUnlessFeaturesSlow(t)
 	onEachVPP(t, func(t *testing.T, realVPP string) {
@@ -76,21 +76,19 @@ func runKernel2RVlanInternal(t *testing.T, sc scenario) {
 	}
 
 	rep.step("iperf3: TCP and UDP over IPv4 and IPv6")
-	if _, lookErr := exec.LookPath("iperf3"); lookErr != nil {
-		t.Log("no iperf3 on this machine: upstream's iperf3 runs skipped, the pings stand for them")
-	} else {
-		for _, run := range []struct {
-			family       int
-			udp          bool
-			server, user *internalClient
-		}{
-			{0, false, clients[0], clients[1]},
-			{0, true, clients[1], clients[0]},
-			{1, false, clients[0], clients[1]},
-			{1, true, clients[1], clients[0]},
-		} {
-			requireIperf3(ctx, t, run.server.client.Pod.Netns, run.user.client.Pod.Netns, run.server.addrs[run.family].Addr(), run.udp)
-		}
+	_, lookErr := exec.LookPath("iperf3")
+	require.NoError(t, lookErr, "upstream's iperf3 runs need iperf3 (make tools installs it)")
+	for _, run := range []struct {
+		family       int
+		udp          bool
+		server, user *internalClient
+	}{
+		{0, false, clients[0], clients[1]},
+		{0, true, clients[1], clients[0]},
+		{1, false, clients[0], clients[1]},
+		{1, true, clients[1], clients[0]},
+	} {
+		requireIperf3(ctx, t, run.server.client.Pod.Netns, run.user.client.Pod.Netns, run.server.addrs[run.family].Addr(), run.udp)
 	}
 
 	rep.step("close leaves nothing")
