@@ -37,11 +37,11 @@ if [ -n "$vpp_tarball" ]; then
 	command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 	# The encrypted-tunnel scenarios capture the link between the nodes (test/e2e, docs/e2e.md).
 	command -v tcpdump >/dev/null 2>&1 || missing+=(tcpdump)
-	# Upstream's checks in make upstream-slow: iperf3 (use-cases/Kernel2RVlanInternal) and a wget
-	# that does not crash (features/nse-composition; this busybox's wget segfaults).
-	command -v iperf3 >/dev/null 2>&1 || missing+=(iperf3)
-	[ -x /usr/bin/wget ] || missing+=(wget)
 fi
+# Upstream's checks in make upstream-slow: iperf3 (use-cases/Kernel2RVlanInternal) and a wget
+# that does not crash (features/nse-composition; this busybox's wget segfaults).
+command -v iperf3 >/dev/null 2>&1 || missing+=(iperf3)
+[ -x /usr/bin/wget ] || missing+=(wget)
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "install-tools: installing ${missing[*]} with apt-get (a minute or two)"
 	export DEBIAN_FRONTEND=noninteractive
