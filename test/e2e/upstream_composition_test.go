@@ -89,10 +89,7 @@ func TestUpstreamFeaturesNseCompositionVPP(t *testing.T) {
 			t.Skip(skipReason)
 		}
 		sc := withReport(upstreamScenario("fcvp", 1, realVPP), "upstream features/nse-composition (VPP endpoints, ACL)")
-		ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-		defer cancel()
-		d := startDomain(ctx, t, sc)
-		rep := reportOf(t)
+		ctx, d, rep := startScenario(t, sc, shortScenarioTime)
 		node := d.Nodes[0]
 
 		// The gateway registers the service with its matches: the harness's NetworkService

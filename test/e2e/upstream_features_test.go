@@ -547,10 +547,7 @@ func TestUpstreamFeaturesNseComposition(t *testing.T) {
 			t.Skip(skipReason)
 		}
 		sc := withReport(upstreamScenario("fcmp", 1, realVPP), "upstream features/nse-composition (kernel hops)")
-		ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
-		defer cancel()
-		d := startDomain(ctx, t, sc)
-		rep := reportOf(t)
+		ctx, d, rep := startScenario(t, sc, shortScenarioTime)
 		node := d.Nodes[0]
 		nse, err := d.StartEndpoint(ctx, node, "nse-kernel", "composition-gateway", "172.16.1.100/31")
 		require.NoError(t, err)

@@ -37,10 +37,7 @@ func TestUpstreamUseCasesKernel2RVlanInternal(t *testing.T) {
 var rvlanInternalCIDRs = []netip.Prefix{netip.MustParsePrefix("172.10.0.0/24"), netip.MustParsePrefix("100:200::/64")}
 
 func runKernel2RVlanInternal(t *testing.T, sc scenario) {
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioTime)
-	defer cancel()
-	d := startDomain(ctx, t, sc)
-	rep := reportOf(t)
+	ctx, d, rep := startScenario(t, sc, scenarioTime)
 	nse, err := d.StartVlanEndpoint(ctx, d.Nodes[0], "nse-remote-vlan", vlanService,
 		rvlanInternalCIDRs[0].String()+","+rvlanInternalCIDRs[1].String(), vlanID)
 	require.NoError(t, err)
