@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -83,7 +84,14 @@ func (d *Domain) StartVl3VPPEndpoint(ctx context.Context, node *Node, name, serv
 		return nil, errors.Join(err, e.stopVPP(), d.Topology.DeletePod(pod))
 	}
 	e.VPP = e.vpp.VPP
-	ownVPP := func(env []string) []string { return append(env, "NSM_VPP_API_SOCKET="+e.vpp.APISocket) }
+	ownVPP := func(env []string) []string {
+		env = append(env, "NSM_VPP_API_SOCKET="+e.vpp.APISocket)
+		// For the peering's data-path check on upstream VPP, which lacks NSM's ping API.
+		if vppctl := filepath.Join(filepath.Dir(d.cfg.RealVPP), "vppctl"); fileExists(vppctl) {
+			env = append(env, "NSM_VPPCTL="+vppctl, "NSM_VPP_CLI_SOCKET="+e.vpp.VPPLayout.CLISocket())
+		}
+		return env
+	}
 	started, err := d.startVl3Endpoint(ctx, node, pod, dir, service, ipams, append([]EndpointOption{ownVPP}, opts...))
 	if started != nil {
 		e.Endpoint = started
@@ -137,4 +145,10 @@ func (d *Domain) startVl3Endpoint(ctx context.Context, node *Node, pod *topology
 	waitCtx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	return e, waitForLogLine(waitCtx, proc, 0, endpointRegistered)
+}
+
+// fileExists says whether path names an existing file.
+func fileExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && !info.IsDir()
 }

@@ -54,6 +54,10 @@ type config struct {
 	RequestTimeout   time.Duration `default:"15s" split_words:"true" desc:"each try of a peering Request"`
 	DialTimeout      time.Duration `default:"5s" split_words:"true"`
 	VppAPISocket     string        `envconfig:"VPP_API_SOCKET" desc:"this endpoint's own VPP; unset: the pod's kernel routes"`
+	// Upstream VPP lacks the ping API sdk-vpp's peering check needs; the check then pings
+	// through the CLI socket (liveness.go).
+	VppCliSocket string `envconfig:"VPP_CLI_SOCKET" desc:"with a VPP: its CLI socket, for the peering check on upstream VPP"`
+	Vppctl       string `envconfig:"VPPCTL" desc:"with a VPP: the vppctl binary, for the peering check on upstream VPP"`
 	// As cmd-nse-vl3-vpp's: the peering connections' data-path check from the endpoint's VPP.
 	LivenessCheckInterval time.Duration `default:"1200ms" split_words:"true" desc:"with a VPP: between data-path checks of a peering"`
 	LivenessCheckTimeout  time.Duration `default:"1s" split_words:"true" desc:"with a VPP: each data-path check of a peering"`

@@ -16,7 +16,6 @@ import (
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/tag"
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/up"
 	"github.com/networkservicemesh/sdk-vpp/pkg/networkservice/vrf"
-	vppheal "github.com/networkservicemesh/sdk-vpp/pkg/tools/heal"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/heal"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/recvfd"
@@ -31,7 +30,8 @@ import (
 // the loopback, with routes to the other side's addresses). The endpoint serves memif only: its
 // VPP is the memif master of its clients' connections, and the forwarder joins as the slave;
 // on its own peering connections its VPP is the client side. A peering connection's data path is
-// checked by pinging from this VPP, so that an interrupted memif heals (vl3-dataplane-interrupt).
+// checked by pinging from this VPP (liveness.go), so that an interrupted memif heals
+// (vl3-dataplane-interrupt).
 func vppDataplane(ctx context.Context, cfg *config) (*dataplane, error) {
 	vppConn, err := govpp.Connect(cfg.VppAPISocket)
 	if err != nil {
@@ -75,7 +75,7 @@ func vppDataplane(ctx context.Context, cfg *config) (*dataplane, error) {
 			recvfd.NewClient(),
 		},
 		heal: []heal.Option{
-			heal.WithLivenessCheck(vppheal.VPPLivenessCheck(vppConn)),
+			heal.WithLivenessCheck(peeringLivenessCheck(ctx, cfg, vppConn)),
 			heal.WithLivenessCheckInterval(cfg.LivenessCheckInterval),
 			heal.WithLivenessCheckTimeout(cfg.LivenessCheckTimeout),
 		},
