@@ -63,8 +63,6 @@ type vl3Example struct {
 	ownVPP bool
 	// realVPPOnly skips the simulator, which runs no VPP in pods (the step needs the endpoints').
 	realVPPOnly bool
-	// skip names the issue that keeps the example from passing here, if one does.
-	skip string
 }
 
 // vl3Family is one IP family of a vl3 network: its IPAM server's network and prefix length,
@@ -109,21 +107,9 @@ var vl3Examples = []vl3Example{
 	{name: "vl3-dns", tag: "uvdns", service: "vl3-dns", families: []vl3Family{vl3IPv4}, clients: 4, byName: true,
 		feature: true},
 	{name: "vl3-dataplane-interrupt", tag: "uvdpi", service: "vl3", families: []vl3Family{vl3IPv4}, ownVPP: true,
-		realVPPOnly: true, compare: true, skip: vl3PeeringLivenessGap, step: &vl3Step{"all memifs of each endpoint's VPP set down in turn, the network heals",
+		realVPPOnly: true, compare: true, step: &vl3Step{"all memifs of each endpoint's VPP set down in turn, the network heals",
 			interruptVl3Dataplanes}},
 }
-
-// vl3PeeringLivenessGap is why vl3-dataplane-interrupt cannot pass on upstream VPP, on either
-// forwarder: once the first endpoint's memifs are down, the clients heal (their kernel data-path
-// checks) but the second endpoint's peering with the first never does. Its data-path check is
-// sdk-vpp's, as cmd-nse-vl3-vpp's, which pings through want_ping_finished_events with a
-// sw_if_index: NSM's VPP build has that, upstream VPP v24.10's message has none (another CRC), so
-// the call fails and the check reports the peering alive. Pinging through the debug CLI instead
-// (ping ... table-id) stalled the endpoint VPP's API for 19 s after a heal: the CLI's ping waits in
-// VPP's API process and takes its events.
-const vl3PeeringLivenessGap = "issue 24: the vl3 endpoints' peering data-path check needs NSM's VPP build " +
-	"(want_ping_finished_events with sw_if_index); on upstream VPP it reports a broken peering alive, so the " +
-	"peering never heals"
 
 // TestUpstreamVl3 runs every vl3 example as a subtest named after it, on the simulator and on
 // real VPP.
@@ -145,9 +131,6 @@ func TestUpstreamVl3(t *testing.T) {
 func runVl3Example(t *testing.T, ex vl3Example, realVPP string) {
 	if skipReason != "" {
 		t.Skip(skipReason)
-	}
-	if ex.skip != "" {
-		t.Skip(ex.skip)
 	}
 	if ex.realVPPOnly && realVPP == "" {
 		t.Skip("issue 24: the simulator runs no VPP in pods; this example sets the endpoints' memifs down in theirs")
