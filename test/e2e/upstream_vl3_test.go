@@ -18,7 +18,8 @@ import (
 
 // The vl3 examples of NSM's deployments-k8s v1.18.0 (issue 24, docs/upstream-examples.md):
 // use-cases/vl3-basic, heal/vl3-nse-death, heal/vl3-nscs-death, features/vl3-ipv6,
-// features/dual-stack/vl3-dual-stack and features/vl3-dns. One vl3 network: a vl3 IPAM server
+// features/dual-stack/vl3-dual-stack, features/vl3-dns and heal/vl3-dataplane-interrupt. One
+// vl3 network: a vl3 IPAM server
 // per IP family handing out /24s of 172.16.0.0/16 or /112s of 2001:db8::/64, two vl3 endpoints
 // (the second peers with the first through both nodes' forwarders), two kernel clients of the
 // vl3 service, one on each node. Every client pings every client and both endpoints' addresses,
@@ -26,9 +27,11 @@ import (
 // leaving nothing. In vl3-dns, four clients ping each other and the endpoints by name instead,
 // and look the addresses up again (PTR).
 //
-// Differences from upstream: the endpoint is e2e-nse-vl3, whose data plane is its pod's kernel
-// (upstream's cmd-nse-vl3-vpp runs a VPP of its own and takes its connections as memifs), so the
-// endpoints' connections are kernel ones here. The service's payload is IP as upstream's on
+// The endpoint is e2e-nse-vl3. On real VPP, in the examples marked ownVPP, it runs as upstream's
+// cmd-nse-vl3-vpp: a VPP of its own in its pod, its clients' connections and its peerings memifs
+// into that VPP. Elsewhere (the simulator has no VPP for pods; vl3-dual-stack and vl3-dns, whose
+// endpoints need an address in their pod's kernel) its data plane is its pod's kernel and the
+// endpoints' connections are kernel ones. The service's payload is IP as upstream's on
 // real VPP (wireguard between the nodes), Ethernet on the simulator, which carries nothing over
 // wireguard (VXLAN between the nodes). Placement is fixed: IPAM and the first endpoint and
 // client on node 1, the second endpoint and client on node 2. Pod deletion is SIGTERM.
@@ -54,6 +57,12 @@ type vl3Example struct {
 	// fast runs in `make test`; the others run with E2E_UPSTREAM_SLOW=1 (make upstream-slow),
 	// and the features rows also in `make compare`.
 	fast, feature bool
+	// compare runs a heal row in `make compare` too, as the features rows.
+	compare bool
+	// ownVPP runs the endpoints with a VPP of their own on real VPP, as upstream's.
+	ownVPP bool
+	// realVPPOnly skips the simulator, which runs no VPP in pods (the step needs the endpoints').
+	realVPPOnly bool
 }
 
 // vl3Family is one IP family of a vl3 network: its IPAM server's network and prefix length,
@@ -79,22 +88,27 @@ type vl3Run struct {
 	service   string
 	ipams     []*domain.Vl3IPAM
 	endpoints []*domain.Endpoint
-	clients   []*domain.Client
+	// ownVPPs are the endpoints' own VPPs by endpoint name, when they have one.
+	ownVPPs map[string]*domain.VPPEndpoint
+	clients []*domain.Client
 	// gone are the pods whose programs were stopped by a step: they must be empty at the end.
 	gone []*domain.Client
 }
 
 var vl3Examples = []vl3Example{
-	{name: "vl3-basic", tag: "uvb", service: "vl3", families: []vl3Family{vl3IPv4}, fast: true},
-	{name: "vl3-nse-death", tag: "uvnse", service: "vl3", families: []vl3Family{vl3IPv4},
+	{name: "vl3-basic", tag: "uvb", service: "vl3", families: []vl3Family{vl3IPv4}, fast: true, ownVPP: true},
+	{name: "vl3-nse-death", tag: "uvnse", service: "vl3", families: []vl3Family{vl3IPv4}, ownVPP: true,
 		step: &vl3Step{"the second vl3 endpoint's pod deleted, a new one ready", replaceSecondVl3Endpoint}},
-	{name: "vl3-nscs-death", tag: "uvnsc", service: "vl3", families: []vl3Family{vl3IPv4},
+	{name: "vl3-nscs-death", tag: "uvnsc", service: "vl3", families: []vl3Family{vl3IPv4}, ownVPP: true,
 		step: &vl3Step{"both clients' pods deleted, two new clients ready", replaceVl3Clients}},
-	{name: "vl3-ipv6", tag: "uv6", service: "vl3-ipv6", families: []vl3Family{vl3IPv6}, feature: true},
+	{name: "vl3-ipv6", tag: "uv6", service: "vl3-ipv6", families: []vl3Family{vl3IPv6}, feature: true, ownVPP: true},
 	{name: "vl3-dual-stack", tag: "uvds", service: "vl3-dual-stack", families: []vl3Family{vl3IPv4, vl3IPv6},
 		endpointsPing: true, fast: true},
 	{name: "vl3-dns", tag: "uvdns", service: "vl3-dns", families: []vl3Family{vl3IPv4}, clients: 4, byName: true,
 		feature: true},
+	{name: "vl3-dataplane-interrupt", tag: "uvdpi", service: "vl3", families: []vl3Family{vl3IPv4}, ownVPP: true,
+		realVPPOnly: true, compare: true, step: &vl3Step{"all memifs of each endpoint's VPP set down in turn, the network heals",
+			interruptVl3Dataplanes}},
 }
 
 // TestUpstreamVl3 runs every vl3 example as a subtest named after it, on the simulator and on
@@ -102,7 +116,7 @@ var vl3Examples = []vl3Example{
 func TestUpstreamVl3(t *testing.T) {
 	for _, ex := range vl3Examples {
 		t.Run(ex.name, func(t *testing.T) {
-			if !ex.fast && ex.feature {
+			if !ex.fast && (ex.feature || ex.compare) {
 				skipUnlessFeaturesSlow(t)
 			} else if !ex.fast && os.Getenv("E2E_UPSTREAM_SLOW") == "" {
 				t.Skip("issue 24: beyond make test's time budget; E2E_UPSTREAM_SLOW=1 (make upstream-slow) runs it")
@@ -118,6 +132,9 @@ func runVl3Example(t *testing.T, ex vl3Example, realVPP string) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
+	if ex.realVPPOnly && realVPP == "" {
+		t.Skip("issue 24: the simulator runs no VPP in pods; this example sets the endpoints' memifs down in theirs")
+	}
 	sc := upstreamScenario(ex.tag, 2, realVPP)
 	sc.report = "vl3/" + ex.name
 	payload := "ETHERNET"
@@ -127,6 +144,9 @@ func runVl3Example(t *testing.T, ex vl3Example, realVPP string) {
 	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
 	defer cancel()
 	r := &vl3Run{d: startDomain(ctx, t, sc), service: ex.service}
+	if ex.ownVPP && realVPP != "" {
+		r.ownVPPs = map[string]*domain.VPPEndpoint{}
+	}
 	rep := reportOf(t)
 	rep.step("vl3 network up: IPAM, two endpoints peered, two clients")
 	for _, family := range ex.families {
@@ -179,9 +199,24 @@ func runVl3Example(t *testing.T, ex vl3Example, realVPP string) {
 
 func (r *vl3Run) startEndpoint(ctx context.Context, t *testing.T, node int, name, payload string) {
 	t.Helper()
-	nse, err := r.d.StartVl3Endpoint(ctx, r.d.Nodes[node], name, r.service, r.ipams, domain.WithPayload(payload))
+	if r.ownVPPs == nil {
+		nse, err := r.d.StartVl3Endpoint(ctx, r.d.Nodes[node], name, r.service, r.ipams, domain.WithPayload(payload))
+		require.NoError(t, err)
+		r.endpoints = append(r.endpoints, nse)
+		return
+	}
+	nse, err := r.d.StartVl3VPPEndpoint(ctx, r.d.Nodes[node], name, r.service, r.ipams, domain.WithPayload(payload))
 	require.NoError(t, err)
-	r.endpoints = append(r.endpoints, nse)
+	r.endpoints = append(r.endpoints, nse.Endpoint)
+	r.ownVPPs[name] = nse
+}
+
+// closeEndpoint deletes the endpoint's pod: with a VPP of its own, the VPP goes with it.
+func (r *vl3Run) closeEndpoint(e *domain.Endpoint) error {
+	if vpp, ok := r.ownVPPs[e.Name]; ok {
+		return vpp.Close()
+	}
+	return e.Close()
 }
 
 // connectClient connects a client of the service with its podName label, which names it in the
@@ -298,7 +333,7 @@ func vl3EndpointAddrs(t *testing.T, e *domain.Endpoint) []string {
 func replaceSecondVl3Endpoint(ctx context.Context, t *testing.T, r *vl3Run) {
 	old := r.endpoints[1]
 	since := time.Now()
-	require.NoError(t, old.Close(), "the vl3 endpoint's SIGTERM and pod deletion")
+	require.NoError(t, r.closeEndpoint(old), "the vl3 endpoint's SIGTERM and pod deletion")
 	r.startEndpoint(ctx, t, 1, "nse-vl3-2b", r.endpointPayload(t))
 	r.endpoints = slices.Delete(r.endpoints, 1, 2)
 	alive := []string{r.endpoints[0].Name, r.endpoints[1].Name}
@@ -352,6 +387,9 @@ func (r *vl3Run) requireCloseLeavesNothing(ctx context.Context, t *testing.T) {
 	}
 	for _, e := range r.endpoints {
 		requireEventuallyEmpty(t, "vl3 endpoint pod "+e.Name, e.Pod.Netns)
+		if vpp, ok := r.ownVPPs[e.Name]; ok {
+			requireVl3EndpointVPPIdle(ctx, t, vpp)
+		}
 	}
 	for _, node := range r.d.Nodes {
 		requireVPPClean(ctx, t, r.d, node)
@@ -360,4 +398,18 @@ func (r *vl3Run) requireCloseLeavesNothing(ctx context.Context, t *testing.T) {
 	for _, e := range r.endpoints {
 		requireEventuallyUnregistered(ctx, t, r.d, e.Name)
 	}
+}
+
+// requireVl3EndpointVPPIdle waits until the stopped endpoint's own VPP holds exactly the
+// interfaces it had before the endpoint served anything: no memif, no loopback left.
+func requireVl3EndpointVPPIdle(ctx context.Context, t *testing.T, e *domain.VPPEndpoint) {
+	t.Helper()
+	var now []domain.VPPInterface
+	var err error
+	waitFor(t, 200*time.Millisecond, func() bool {
+		now, err = e.Interfaces(ctx)
+		return err == nil && sameInterfaces(now, e.IdleInterfaces())
+	}, func() string {
+		return fmt.Sprintf("%s's VPP after the endpoint stopped: %v (error %v), before it served %v", e.Name, now, err, e.IdleInterfaces())
+	})
 }

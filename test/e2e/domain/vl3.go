@@ -3,10 +3,12 @@ package domain
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
+	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
 )
 
 // A vl3 network as deployments-k8s runs it (examples/features/vl3-basic): a vl3 IPAM server
@@ -55,16 +57,64 @@ func (d *Domain) StartVl3IPAM(ctx context.Context, node *Node, name, network str
 
 // StartVl3Endpoint starts a vl3 endpoint of service in a new pod on node, taking a prefix from
 // each of ipams (one per IP family: two make a dual-stack network), and waits until it is
-// registered and has peered with every vl3 endpoint of service registered before it.
+// registered and has peered with every vl3 endpoint of service registered before it. Its data
+// plane is its pod's kernel (StartVl3VPPEndpoint: a VPP of its own, as upstream's).
 func (d *Domain) StartVl3Endpoint(ctx context.Context, node *Node, name, service string, ipams []*Vl3IPAM, opts ...EndpointOption) (*Endpoint, error) {
-	if d.cfg.Binaries.Vl3Endpoint == "" {
-		return nil, errors.New("no e2e-nse-vl3 binary (Binaries.Vl3Endpoint)")
-	}
-	pod, err := d.addPod(node, name)
+	pod, dir, err := d.addVl3EndpointPod(node, name)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(d.cfg.WorkDir, node.Name, name)
+	return d.startVl3Endpoint(ctx, node, pod, dir, service, ipams, opts)
+}
+
+// StartVl3VPPEndpoint is StartVl3Endpoint with the endpoint's data plane a real VPP of its own in
+// its pod (the domain's RealVPP), as upstream's cmd-nse-vl3-vpp: its clients' connections and its
+// peerings are memifs into that VPP.
+func (d *Domain) StartVl3VPPEndpoint(ctx context.Context, node *Node, name, service string, ipams []*Vl3IPAM, opts ...EndpointOption) (*VPPEndpoint, error) {
+	if !d.RealVPP() {
+		return nil, errors.New("a vl3 endpoint with a VPP of its own needs a real VPP (Config.RealVPP)")
+	}
+	pod, dir, err := d.addVl3EndpointPod(node, name)
+	if err != nil {
+		return nil, err
+	}
+	e := &VPPEndpoint{Endpoint: &Endpoint{Name: name, Pod: pod, d: d}}
+	d.vppEndpoints = append(d.vppEndpoints, e)
+	if e.vpp, err = d.startPodVPP(ctx, pod, dir); err != nil {
+		return nil, errors.Join(err, e.stopVPP(), d.Topology.DeletePod(pod))
+	}
+	e.VPP = e.vpp.VPP
+	ownVPP := func(env []string) []string {
+		env = append(env, "NSM_VPP_API_SOCKET="+e.vpp.APISocket)
+		// For the peering's data-path check on upstream VPP, which lacks NSM's ping API.
+		if vppctl := filepath.Join(filepath.Dir(d.cfg.RealVPP), "vppctl"); fileExists(vppctl) {
+			env = append(env, "NSM_VPPCTL="+vppctl, "NSM_VPP_CLI_SOCKET="+e.vpp.VPPLayout.CLISocket())
+		}
+		return env
+	}
+	started, err := d.startVl3Endpoint(ctx, node, pod, dir, service, ipams, append([]EndpointOption{ownVPP}, opts...))
+	if started != nil {
+		e.Endpoint = started
+	}
+	return e, err
+}
+
+// addVl3EndpointPod adds the pod of a vl3 endpoint, with a pause process so that the forwarders
+// notice the pod's deletion as in Kubernetes (vl3-nse-death): its namespace outlives it, and its
+// addresses still answer pings.
+func (d *Domain) addVl3EndpointPod(node *Node, name string) (*topology.Pod, string, error) {
+	if d.cfg.Binaries.Vl3Endpoint == "" {
+		return nil, "", errors.New("no e2e-nse-vl3 binary (Binaries.Vl3Endpoint)")
+	}
+	pod, err := d.addPod(node, name)
+	if err != nil {
+		return nil, "", err
+	}
+	return pod, filepath.Join(d.cfg.WorkDir, node.Name, name), nil
+}
+
+// startVl3Endpoint runs e2e-nse-vl3 in pod and waits for it to register and peer.
+func (d *Domain) startVl3Endpoint(ctx context.Context, node *Node, pod *topology.Pod, dir, service string, ipams []*Vl3IPAM, opts []EndpointOption) (*Endpoint, error) {
 	var servers []string
 	for _, ipam := range ipams {
 		servers = append(servers, ipam.URL)
@@ -74,10 +124,10 @@ func (d *Domain) StartVl3Endpoint(ctx context.Context, node *Node, name, service
 		env = opt(env)
 	}
 	proc, err := process.Start(process.Spec{
-		Name:   name,
+		Name:   pod.Name,
 		Netns:  pod.Netns,
 		Binary: d.cfg.Binaries.Vl3Endpoint,
-		Env: append(d.workloadEnv(node, name,
+		Env: append(d.workloadEnv(node, pod.Name,
 			"NSM_CONNECT_TO=unix://"+node.NsmgrSocket,
 			"NSM_LISTEN_ON=unix://"+filepath.Join(dir, "nse.sock"),
 			"NSM_SERVICE_NAMES="+service,
@@ -89,10 +139,16 @@ func (d *Domain) StartVl3Endpoint(ctx context.Context, node *Node, name, service
 	if err != nil {
 		return nil, errors.Join(err, d.Topology.DeletePod(pod))
 	}
-	e := &Endpoint{Name: name, Pod: pod, Proc: proc, d: d}
+	e := &Endpoint{Name: pod.Name, Pod: pod, Proc: proc, d: d}
 	d.endpoints = append(d.endpoints, e)
 	// Its "registered for" line comes once it has peered, after its registration.
 	waitCtx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	return e, waitForLogLine(waitCtx, proc, 0, endpointRegistered)
+}
+
+// fileExists says whether path names an existing file.
+func fileExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && !info.IsDir()
 }

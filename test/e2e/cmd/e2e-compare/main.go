@@ -121,7 +121,7 @@ var scenarios = []scenario{
 	// planes peering through the forwarders, two clients on two nodes; the vl3 heal rows of
 	// TestUpstreamVl3 skip here (make upstream-slow).
 	{"upstream use-cases/vl3-basic (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-basic/vppsim"},
-	{"upstream use-cases/vl3-basic (kernel vl3 endpoints), real VPP", "TestUpstreamVl3/vl3-basic/vpp"},
+	{"upstream use-cases/vl3-basic (vl3 endpoints with their own VPP), real VPP", "TestUpstreamVl3/vl3-basic/vpp"},
 	// deployments-k8s v1.18.0 (issue 24, h-feat): the nsmgrs' excluded prefixes, two clients
 	// healing onto an endpoint with the strict IPAM policy, and three remote vlan endpoints
 	// (untagged, VLAN 300 for two services, VLAN 100) through one trunk with two clients each.
@@ -134,7 +134,7 @@ var scenarios = []scenario{
 	// deployments-k8s v1.18.0 vl3 features (issue 24, h-up): the same vl3 network over IPv6 and
 	// dual stack, and with the endpoints' DNS (four clients by name).
 	{"upstream features/vl3-ipv6 (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-ipv6/vppsim"},
-	{"upstream features/vl3-ipv6 (kernel vl3 endpoints), real VPP", "TestUpstreamVl3/vl3-ipv6/vpp"},
+	{"upstream features/vl3-ipv6 (vl3 endpoints with their own VPP), real VPP", "TestUpstreamVl3/vl3-ipv6/vpp"},
 	{"upstream features/dual-stack/vl3-dual-stack (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-dual-stack/vppsim"},
 	{"upstream features/dual-stack/vl3-dual-stack (kernel vl3 endpoints), real VPP", "TestUpstreamVl3/vl3-dual-stack/vpp"},
 	{"upstream features/vl3-dns (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-dns/vppsim"},
@@ -150,6 +150,10 @@ var scenarios = []scenario{
 	// Kernel2RVlanInternal: two clients on two nodes through one VLAN, IPv4 and IPv6, iperf3.
 	{"upstream use-cases/Kernel2RVlanInternal", "TestUpstreamUseCasesKernel2RVlanInternal/vppsim"},
 	{"upstream use-cases/Kernel2RVlanInternal, real VPP", "TestUpstreamUseCasesKernel2RVlanInternal/vpp"},
+	// deployments-k8s v1.18.0 vl3 with the endpoints' own VPPs (issue 24, h-up, third round):
+	// every memif of each endpoint's VPP set down in turn. Real VPP only: the simulator runs no
+	// VPP in pods, so its vppsim subtest skips.
+	{"upstream heal/vl3-dataplane-interrupt, real VPP", "TestUpstreamVl3/vl3-dataplane-interrupt/vpp"},
 }
 
 const (

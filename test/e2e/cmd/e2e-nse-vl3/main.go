@@ -4,17 +4,17 @@
 // IP family for a dual-stack network), hands every client an address of each (sdk's
 // strictvl3ipam over one vl3 server per prefix), accepts the kernel mechanism in its own network
 // namespace and routes between its clients and the other vl3 endpoints with the pod's IP
-// forwarding. Once registered it asks for the same service from every vl3 endpoint registered
+// forwarding. With NSM_VPP_API_SOCKET it drives a VPP of its own in its pod instead, as upstream
+// does: memif connections into a VRF of that VPP (vpp.go). Once registered it asks for the same service from every vl3 endpoint registered
 // before it (peers.go), so that every two endpoints of the network share one connection, through
 // the forwarders. It serves DNS names of its clients and of itself as upstream's does (dns.go).
 //
 // `e2e-nse-vl3 ipam` is the vl3 IPAM server instead, as NSM's cmd-ipam-vl3 (ipam.go).
 //
-// The forwarder-facing part is all there: the clients' connections and the endpoints' peering
-// connections are kernel connections with the vl3 IP contexts (/32 addresses, routes through
-// the endpoint's address). What differs from upstream is inside the endpoint pod: upstream's
-// endpoint takes its connections as memifs into its own VPP (a loopback, a VRF), this one as
-// kernel interfaces that share the endpoint's address.
+// Without a VPP, the forwarder-facing part is still there: the clients' connections and the
+// endpoints' peering connections are kernel connections with the vl3 IP contexts (/32
+// addresses, routes through the endpoint's address), where upstream's are memifs into the
+// endpoint's VPP (a loopback, a VRF); the simulator runs this variant.
 package main
 
 import (
@@ -31,15 +31,10 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
-	kernelmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
 	"github.com/networkservicemesh/sdk/pkg/ipam/strictvl3ipam"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/endpoint"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/kernel"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/recvfd"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/connectioncontext/ipcontext/vl3"
 	"github.com/networkservicemesh/sdk/pkg/registry/common/clientinfo"
 	registrysendfd "github.com/networkservicemesh/sdk/pkg/registry/common/sendfd"
@@ -58,6 +53,14 @@ type config struct {
 	PrefixServerURLs []url.URL     `envconfig:"PREFIX_SERVER_URL" desc:"the vl3 IPAM servers (e2e-nse-vl3 ipam), one per IP family"`
 	RequestTimeout   time.Duration `default:"15s" split_words:"true" desc:"each try of a peering Request"`
 	DialTimeout      time.Duration `default:"5s" split_words:"true"`
+	VppAPISocket     string        `envconfig:"VPP_API_SOCKET" desc:"this endpoint's own VPP; unset: the pod's kernel routes"`
+	// Upstream VPP lacks the ping API sdk-vpp's peering check needs; the check then pings
+	// through the CLI socket (liveness.go).
+	VppCliSocket string `envconfig:"VPP_CLI_SOCKET" desc:"with a VPP: its CLI socket, for the peering check on upstream VPP"`
+	Vppctl       string `envconfig:"VPPCTL" desc:"with a VPP: the vppctl binary, for the peering check on upstream VPP"`
+	// As cmd-nse-vl3-vpp's: the peering connections' data-path check from the endpoint's VPP.
+	LivenessCheckInterval time.Duration `default:"1200ms" split_words:"true" desc:"with a VPP: between data-path checks of a peering"`
+	LivenessCheckTimeout  time.Duration `default:"1s" split_words:"true" desc:"with a VPP: each data-path check of a peering"`
 	// As cmd-nse-vl3-vpp's: the DNS names of each connection (and of the endpoint itself).
 	DNSTemplates []string `default:"{{ index .Labels \"podName\" }}.{{ .NetworkService }}." split_words:"true" desc:"go templates of the DNS names each connection's addresses get"`
 	// The IPAM server's: the network and the prefix length of each endpoint's share of it.
@@ -90,9 +93,6 @@ func runEndpoint() error {
 	if len(cfg.ServiceNames) == 0 {
 		return errors.New("NSM_SERVICE_NAMES is empty")
 	}
-	if err := enableForwarding(); err != nil {
-		return err
-	}
 	ctx, workload, stop, err := nsmgrpc.Start(cfg.Name, cfg.Settings)
 	if err != nil {
 		return err
@@ -103,6 +103,11 @@ func runEndpoint() error {
 	// The chains live past the shutdown signal: peering connections are closed after it.
 	chainCtx, cancelChains := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelChains()
+	plane, err := newDataplane(chainCtx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer plane.close()
 	var pools []*vl3.IPAM
 	var prefixes []string
 	for i := range cfg.PrefixServerURLs {
@@ -127,15 +132,10 @@ func runEndpoint() error {
 	responder := endpoint.NewServer(chainCtx, workload.Generate,
 		endpoint.WithName(cfg.Name),
 		endpoint.WithAuthorizeServer(authorize.NewServer(authorize.WithPolicies(nsmgrpc.ServerPolicies...))),
-		endpoint.WithAdditionalFunctionality(
+		endpoint.WithAdditionalFunctionality(append([]networkservice.NetworkServiceServer{
 			dns.server,
 			strictvl3ipam.NewServer(chainCtx, vl3.NewServer, pools...),
-			recvfd.NewServer(),
-			mechanisms.NewServer(map[string]networkservice.NetworkServiceServer{
-				kernelmech.MECHANISM: kernel.NewServer(),
-			}),
-			sendfd.NewServer(),
-		),
+		}, plane.server...)...),
 	)
 	server := grpc.NewServer(workload.ServerOptions()...)
 	responder.Register(server)
@@ -153,27 +153,16 @@ func runEndpoint() error {
 	if err != nil {
 		return err
 	}
-	peers := newPeering(chainCtx, &cfg, dialOptions, pools, dns.client())
+	peers := newPeering(chainCtx, &cfg, dialOptions, pools, dns.client(), plane)
 	if err = peers.connectToEarlierEndpoints(ctx, nse); err != nil {
 		return errors.Join(err, peers.closeAll(), unregister())
 	}
 	// The harness waits for this line (domain.StartVl3Endpoint): registered and peered.
-	log.FromContext(ctx).Infof("endpoint %s registered for %v at %s, prefix %s", nse.GetName(), nse.GetNetworkServiceNames(), cfg.ListenOn.String(), strings.Join(prefixes, ", "))
+	log.FromContext(ctx).Infof("endpoint %s registered for %v at %s, prefix %s, data plane %s", nse.GetName(), nse.GetNetworkServiceNames(), cfg.ListenOn.String(), strings.Join(prefixes, ", "), plane.what)
 	select {
 	case <-ctx.Done():
 	case err = <-errCh:
 	}
 	// As upstream: the peering connections go first, then the registration.
 	return errors.Join(err, peers.closeAll(), unregister())
-}
-
-// enableForwarding lets this pod's kernel route, in both families, between its clients and
-// between its clients and the other endpoints'.
-func enableForwarding() error {
-	for _, knob := range []string{"/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/ipv6/conf/all/forwarding"} {
-		if err := os.WriteFile(knob, []byte("1"), 0o644); err != nil {
-			return fmt.Errorf("enable IP forwarding in the endpoint pod: %w", err)
-		}
-	}
-	return nil
 }

@@ -9,14 +9,11 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
-	kernelmech "github.com/networkservicemesh/api/pkg/api/networkservice/mechanisms/kernel"
 	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/chains/client"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/authorize"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/begin"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/heal"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/kernel"
-	"github.com/networkservicemesh/sdk/pkg/networkservice/common/mechanisms/sendfd"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/retry"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/connectioncontext/ipcontext/vl3"
 	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
@@ -43,22 +40,19 @@ type peering struct {
 // vl3dns client, as upstream's endpoints): the other endpoint's vl3 servers tell a peer from a
 // client by that DNS config and a source address of their own family, and without it the peer
 // would be handed an address of the other endpoint's prefix, as a client is.
-func newPeering(ctx context.Context, cfg *config, dialOptions []grpc.DialOption, pools []*vl3.IPAM, dns networkservice.NetworkServiceClient) *peering {
+// plane is where the peering connections end on this side.
+func newPeering(ctx context.Context, cfg *config, dialOptions []grpc.DialOption, pools []*vl3.IPAM, dns networkservice.NetworkServiceClient, plane *dataplane) *peering {
 	var elements []networkservice.NetworkServiceClient
 	for _, pool := range pools {
 		elements = append(elements, vl3.NewClient(ctx, pool))
 	}
-	elements = append(elements,
-		dns,
-		// Offers the kernel mechanism in this pod, under a name of its own.
-		kernel.NewClient(),
-		sendfd.NewClient(),
-	)
+	elements = append(elements, dns)
+	elements = append(elements, plane.client...)
 	c := client.NewClient(ctx,
 		client.WithName(cfg.Name),
 		client.WithClientURL(&cfg.ConnectTo),
 		client.WithAuthorizeClient(authorize.NewClient()),
-		client.WithHealClient(heal.NewClient(ctx)),
+		client.WithHealClient(heal.NewClient(ctx, plane.heal...)),
 		client.WithAdditionalFunctionality(elements...),
 		client.WithDialTimeout(cfg.DialTimeout),
 		client.WithDialOptions(dialOptions...),
@@ -104,7 +98,7 @@ func (p *peering) connectToEarlierEndpoints(ctx context.Context, self *registrya
 		if requestErr != nil {
 			return fmt.Errorf("peer with vl3 endpoint %s: %w", nse.GetName(), requestErr)
 		}
-		log.FromContext(ctx).Infof("peered with vl3 endpoint %s: interface %s", nse.GetName(), conn.GetMechanism().GetParameters()[kernelmech.InterfaceNameKey])
+		log.FromContext(ctx).Infof("peered with vl3 endpoint %s: %s %v", nse.GetName(), conn.GetMechanism().GetType(), conn.GetMechanism().GetParameters())
 		p.mu.Lock()
 		p.conns = append(p.conns, conn)
 		p.mu.Unlock()
