@@ -99,9 +99,7 @@ func (d *Domain) StartVl3VPPEndpoint(ctx context.Context, node *Node, name, serv
 	return e, err
 }
 
-// addVl3EndpointPod adds the pod of a vl3 endpoint, with a pause process so that the forwarders
-// notice the pod's deletion as in Kubernetes (vl3-nse-death): its namespace outlives it, and its
-// addresses still answer pings.
+// addVl3EndpointPod adds the pod of a vl3 endpoint and names its directory.
 func (d *Domain) addVl3EndpointPod(node *Node, name string) (*topology.Pod, string, error) {
 	if d.cfg.Binaries.Vl3Endpoint == "" {
 		return nil, "", errors.New("no e2e-nse-vl3 binary (Binaries.Vl3Endpoint)")
