@@ -17,30 +17,20 @@ import (
 // itself with labels, never the service, and StartFirewallEndpoint returns once it is
 // registered.
 func (d *Domain) StartFirewallEndpoint(ctx context.Context, node *Node, name, service string, labels map[string]string, aclConfig string) (*VPPEndpoint, error) {
-	if !d.RealVPP() {
-		return nil, errors.New("an endpoint with a VPP of its own needs a real VPP (Config.RealVPP)")
-	}
 	if d.cfg.Binaries.FirewallEndpoint == "" {
 		return nil, errors.New("no e2e-nse-firewall-vpp binary (Binaries.FirewallEndpoint)")
 	}
-	pod, err := d.Topology.AddPod(node.Node, name)
+	e, dir, err := d.startVPPEndpointPod(ctx, node, name)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(d.cfg.WorkDir, node.Name, name)
-	e := &VPPEndpoint{Endpoint: &Endpoint{Name: name, Pod: pod, d: d}}
-	d.vppEndpoints = append(d.vppEndpoints, e)
-	if e.vpp, err = d.startPodVPP(ctx, pod, dir); err != nil {
-		return nil, err
-	}
-	e.VPP = e.vpp.VPP
 	pairs := make([]string, 0, len(labels))
 	for k, v := range labels {
 		pairs = append(pairs, k+":"+v)
 	}
 	if e.Proc, err = process.Start(process.Spec{
 		Name:   name,
-		Netns:  pod.Netns,
+		Netns:  e.Pod.Netns,
 		Binary: d.cfg.Binaries.FirewallEndpoint,
 		Env: append(d.workloadEnv(node, name,
 			"NSM_CONNECT_TO=unix://"+node.NsmgrSocket,

@@ -60,30 +60,27 @@ func (d *Domain) StartVl3IPAM(ctx context.Context, node *Node, name, network str
 // registered and has peered with every vl3 endpoint of service registered before it. Its data
 // plane is its pod's kernel (StartVl3VPPEndpoint: a VPP of its own, as upstream's).
 func (d *Domain) StartVl3Endpoint(ctx context.Context, node *Node, name, service string, ipams []*Vl3IPAM, opts ...EndpointOption) (*Endpoint, error) {
-	pod, dir, err := d.addVl3EndpointPod(node, name)
+	if d.cfg.Binaries.Vl3Endpoint == "" {
+		return nil, errors.New("no e2e-nse-vl3 binary (Binaries.Vl3Endpoint)")
+	}
+	pod, err := d.addPod(node, name)
 	if err != nil {
 		return nil, err
 	}
-	return d.startVl3Endpoint(ctx, node, pod, dir, service, ipams, opts)
+	return d.startVl3Endpoint(ctx, node, pod, filepath.Join(d.cfg.WorkDir, node.Name, name), service, ipams, opts)
 }
 
 // StartVl3VPPEndpoint is StartVl3Endpoint with the endpoint's data plane a real VPP of its own in
 // its pod (the domain's RealVPP), as upstream's cmd-nse-vl3-vpp: its clients' connections and its
 // peerings are memifs into that VPP.
 func (d *Domain) StartVl3VPPEndpoint(ctx context.Context, node *Node, name, service string, ipams []*Vl3IPAM, opts ...EndpointOption) (*VPPEndpoint, error) {
-	if !d.RealVPP() {
-		return nil, errors.New("a vl3 endpoint with a VPP of its own needs a real VPP (Config.RealVPP)")
+	if d.cfg.Binaries.Vl3Endpoint == "" {
+		return nil, errors.New("no e2e-nse-vl3 binary (Binaries.Vl3Endpoint)")
 	}
-	pod, dir, err := d.addVl3EndpointPod(node, name)
+	e, dir, err := d.startVPPEndpointPod(ctx, node, name)
 	if err != nil {
 		return nil, err
 	}
-	e := &VPPEndpoint{Endpoint: &Endpoint{Name: name, Pod: pod, d: d}}
-	d.vppEndpoints = append(d.vppEndpoints, e)
-	if e.vpp, err = d.startPodVPP(ctx, pod, dir); err != nil {
-		return nil, errors.Join(err, e.stopVPP(), d.Topology.DeletePod(pod))
-	}
-	e.VPP = e.vpp.VPP
 	ownVPP := func(env []string) []string {
 		env = append(env, "NSM_VPP_API_SOCKET="+e.vpp.APISocket)
 		// For the peering's data-path check on upstream VPP, which lacks NSM's ping API.
@@ -92,23 +89,11 @@ func (d *Domain) StartVl3VPPEndpoint(ctx context.Context, node *Node, name, serv
 		}
 		return env
 	}
-	started, err := d.startVl3Endpoint(ctx, node, pod, dir, service, ipams, append([]EndpointOption{ownVPP}, opts...))
+	started, err := d.startVl3Endpoint(ctx, node, e.Pod, dir, service, ipams, append([]EndpointOption{ownVPP}, opts...))
 	if started != nil {
 		e.Endpoint = started
 	}
 	return e, err
-}
-
-// addVl3EndpointPod adds the pod of a vl3 endpoint and names its directory.
-func (d *Domain) addVl3EndpointPod(node *Node, name string) (*topology.Pod, string, error) {
-	if d.cfg.Binaries.Vl3Endpoint == "" {
-		return nil, "", errors.New("no e2e-nse-vl3 binary (Binaries.Vl3Endpoint)")
-	}
-	pod, err := d.addPod(node, name)
-	if err != nil {
-		return nil, "", err
-	}
-	return pod, filepath.Join(d.cfg.WorkDir, node.Name, name), nil
 }
 
 // startVl3Endpoint runs e2e-nse-vl3 in pod and waits for it to register and peer.

@@ -25,30 +25,20 @@ type VPPEndpoint struct {
 // registered. Of the EndpointOptions, WithPayload, WithLabels and WithoutServiceRegistration
 // apply.
 func (d *Domain) StartVPPEndpoint(ctx context.Context, node *Node, name, service, cidr string, opts ...EndpointOption) (*VPPEndpoint, error) {
-	if !d.RealVPP() {
-		return nil, errors.New("an endpoint with a VPP of its own needs a real VPP (Config.RealVPP)")
-	}
 	if d.cfg.Binaries.VPPEndpoint == "" {
 		return nil, errors.New("no e2e-nse-vpp binary (Binaries.VPPEndpoint)")
 	}
-	pod, err := d.addPod(node, name)
+	e, dir, err := d.startVPPEndpointPod(ctx, node, name)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(d.cfg.WorkDir, node.Name, name)
-	e := &VPPEndpoint{Endpoint: &Endpoint{Name: name, Pod: pod, d: d}}
-	d.vppEndpoints = append(d.vppEndpoints, e)
-	if e.vpp, err = d.startPodVPP(ctx, pod, dir); err != nil {
-		return nil, err
-	}
-	e.VPP = e.vpp.VPP
 	env := d.tokenLifetimeEnv()
 	for _, opt := range opts {
 		env = opt(env)
 	}
 	if e.Proc, err = process.Start(process.Spec{
 		Name:   name,
-		Netns:  pod.Netns,
+		Netns:  e.Pod.Netns,
 		Binary: d.cfg.Binaries.VPPEndpoint,
 		Env: append(d.workloadEnv(node, name,
 			"NSM_CONNECT_TO=unix://"+node.NsmgrSocket,
@@ -69,6 +59,28 @@ func (d *Domain) StartVPPEndpoint(ctx context.Context, node *Node, name, service
 		return nil, err
 	}
 	return e, nil
+}
+
+// startVPPEndpointPod makes the pod of an endpoint whose data plane is a real VPP of its own (the
+// domain's RealVPP) and starts that VPP; the endpoint's program is the caller's to start. It
+// returns the pod's directory too. The domain's Close stops the VPP and deletes the pod, also
+// when this fails half-way.
+func (d *Domain) startVPPEndpointPod(ctx context.Context, node *Node, name string) (*VPPEndpoint, string, error) {
+	if !d.RealVPP() {
+		return nil, "", errors.New("an endpoint with a VPP of its own needs a real VPP (Config.RealVPP)")
+	}
+	pod, err := d.addPod(node, name)
+	if err != nil {
+		return nil, "", err
+	}
+	dir := filepath.Join(d.cfg.WorkDir, node.Name, name)
+	e := &VPPEndpoint{Endpoint: &Endpoint{Name: name, Pod: pod, d: d}}
+	d.vppEndpoints = append(d.vppEndpoints, e)
+	if e.vpp, err = d.startPodVPP(ctx, pod, dir); err != nil {
+		return nil, "", err
+	}
+	e.VPP = e.vpp.VPP
+	return e, dir, nil
 }
 
 // CLI runs a debug CLI command on the endpoint's VPP and returns its output.
