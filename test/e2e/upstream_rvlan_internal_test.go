@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os/exec"
-	"slices"
 	"testing"
 	"time"
 
@@ -98,10 +97,7 @@ func runKernel2RVlanInternal(t *testing.T, sc scenario) {
 		requireNodeKernelClean(t, n)
 	}
 	for _, c := range clients {
-		waitFor(t, 200*time.Millisecond, func() bool { return slices.Equal(bridgeDomains(ctx, t, d, c.node), c.idleBridges) },
-			func() string {
-				return fmt.Sprintf("%s: bridge domains after Close %v, before %v", c.node.Name, bridgeDomains(ctx, t, d, c.node), c.idleBridges)
-			})
+		requireBridgeDomainsBack(ctx, t, d, c.node, c.idleBridges)
 	}
 	rep.step("endpoint unregisters")
 	require.NoError(t, nse.Close())

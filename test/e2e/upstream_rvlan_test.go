@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -167,10 +166,7 @@ func runKernel2RVlanMultiNS(t *testing.T, sc scenario) {
 	for _, node := range d.Nodes {
 		requireVPPClean(ctx, t, d, node)
 		requireNodeKernelClean(t, node)
-		waitFor(t, 200*time.Millisecond, func() bool { return slices.Equal(bridgeDomains(ctx, t, d, node), idleBridges[node]) },
-			func() string {
-				return fmt.Sprintf("%s: bridge domains after Close %v, before %v", node.Name, bridgeDomains(ctx, t, d, node), idleBridges[node])
-			})
+		requireBridgeDomainsBack(ctx, t, d, node, idleBridges[node])
 	}
 	rep.step("endpoints unregister")
 	for _, nse := range endpoints {

@@ -176,10 +176,7 @@ func runRemoteVlan(t *testing.T, sc scenario, restart bool) {
 		requireNodeKernelClean(t, n)
 	}
 	for _, c := range clients {
-		waitFor(t, 200*time.Millisecond, func() bool { return slices.Equal(bridgeDomains(ctx, t, d, c.node), c.idleBridges) },
-			func() string {
-				return fmt.Sprintf("%s: bridge domains after Close %v, before %v", c.node.Name, bridgeDomains(ctx, t, d, c.node), c.idleBridges)
-			})
+		requireBridgeDomainsBack(ctx, t, d, c.node, c.idleBridges)
 	}
 	rep.step("endpoint unregisters")
 	require.NoError(t, nse.Close())
@@ -231,6 +228,16 @@ func (c *capture) showEthernet(t *testing.T, filter string) string {
 	out, err := exec.Command("tcpdump", "-r", c.file, "-n", "-e", filter).Output()
 	require.NoError(t, err, "tcpdump -r %s -e %q", c.file, filter)
 	return string(out)
+}
+
+// requireBridgeDomainsBack waits until node's VPP holds the bridge domains idle again, those it
+// held before the scenario's connections.
+func requireBridgeDomainsBack(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node, idle []uint32) {
+	t.Helper()
+	waitFor(t, 200*time.Millisecond, func() bool { return slices.Equal(bridgeDomains(ctx, t, d, node), idle) },
+		func() string {
+			return fmt.Sprintf("%s: bridge domains after Close %v, before %v", node.Name, bridgeDomains(ctx, t, d, node), idle)
+		})
 }
 
 // bridgeDomains are the bridge domains of node's VPP.
