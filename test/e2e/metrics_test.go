@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -48,25 +49,35 @@ func scrape(t *testing.T, node *domain.Node) metrics {
 }
 
 // dialIn dials from inside the named namespace: the socket stays there once the thread leaves.
-func dialIn(ctx context.Context, netnsName, network, address string) (net.Conn, error) {
+func dialIn(ctx context.Context, netnsName, network, address string) (conn net.Conn, err error) {
+	err = inNamespace(netnsName, func() error {
+		var dialer net.Dialer
+		conn, err = dialer.DialContext(ctx, network, address)
+		return err
+	})
+	return conn, err
+}
+
+// inNamespace runs do on this goroutine's thread moved into the named namespace, and moves the
+// thread back; sockets do makes stay in that namespace.
+func inNamespace(netnsName string, do func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	original, err := netns.Get()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { _ = original.Close() }()
 	target, err := netns.GetFromName(netnsName)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { _ = target.Close() }()
-	if err := netns.Set(target); err != nil {
-		return nil, err
+	if err = netns.Set(target); err != nil {
+		return err
 	}
-	defer func() { _ = netns.Set(original) }()
-	var dialer net.Dialer
-	return dialer.DialContext(ctx, network, address)
+	doErr := do()
+	return errors.Join(doErr, netns.Set(original))
 }
 
 // sum adds up the family's samples whose labels include the given name/value pairs.

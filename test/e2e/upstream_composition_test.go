@@ -2,21 +2,18 @@ package e2e_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/vishvananda/netns"
 
 	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
 
@@ -250,25 +247,10 @@ func serveHTTPIn(t *testing.T, netnsName string, addresses ...string) {
 
 // listenIn listens from inside the named namespace: the socket stays there once the thread
 // leaves.
-func listenIn(netnsName, address string) (net.Listener, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	original, err := netns.Get()
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = original.Close() }()
-	target, err := netns.GetFromName(netnsName)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = target.Close() }()
-	if err = netns.Set(target); err != nil {
-		return nil, err
-	}
-	listener, listenErr := net.Listen("tcp", address)
-	if err = netns.Set(original); err != nil {
-		return nil, errors.Join(listenErr, err)
-	}
-	return listener, listenErr
+func listenIn(netnsName, address string) (listener net.Listener, err error) {
+	err = inNamespace(netnsName, func() error {
+		listener, err = net.Listen("tcp", address)
+		return err
+	})
+	return listener, err
 }
