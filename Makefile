@@ -21,7 +21,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 # The kind end-to-end suite: image build, cluster, SPIRE, both install paths and every scenario.
 KIND_E2E_TIMEOUT ?= 120m
 
-.PHONY: all build xdp image tools test kind-e2e k8s-e2e vet fmt-check bench bench-forwarder fuzz demo compare crash-campaign upstream-slow clean
+.PHONY: all build xdp image tools test kind-e2e k8s-e2e vet fmt-check bench bench-forwarder fuzz demo compare upstream-compare crash-campaign upstream-slow clean
 
 all: build
 
@@ -87,6 +87,13 @@ COMPARE_FLAGS ?=
 # Writes the table into docs/compare.md, headed by the command, commit, date and machine.
 compare: tools
 	$(GO) run ./test/e2e/cmd/e2e-compare -runs $(COMPARE_RUNS) -command "make compare COMPARE_RUNS=$(COMPARE_RUNS)" $(COMPARE_FLAGS)
+
+# Every forwarder-relevant example of NSM's deployments-k8s v1.18.0 (docs/upstream-examples.md)
+# the same way, UPSTREAM_RUNS times each (one run of both forwarders is about two hours), into
+# docs/upstream-results.md. Root; not part of `test`.
+UPSTREAM_RUNS ?= 1
+upstream-compare: tools
+	$(GO) run ./test/e2e/cmd/e2e-compare -set upstream -runs $(UPSTREAM_RUNS) -command "make upstream-compare UPSTREAM_RUNS=$(UPSTREAM_RUNS)" $(COMPARE_FLAGS)
 
 # Figures, not pass/fail: policy-route install and restart-recovery cost per policy in four namespace
 # shapes (connections x policies), the writes a recovery makes, next to sdk-kernel's iprule. Ten

@@ -40,7 +40,7 @@ func reportScenario(t *testing.T, d *domain.Domain, scenario string) {
 	if d.RealVPP() {
 		scenario += ", real VPP"
 	}
-	r := &report{result: compare.Result{Scenario: scenario, Forwarder: d.Forwarder().Name, FailedAt: "connect", Heals: -1}}
+	r := &report{result: compare.Result{Scenario: scenario, Test: t.Name(), Forwarder: d.Forwarder().Name, FailedAt: "connect", Heals: -1}}
 	reports.Store(t, r)
 	t.Cleanup(func() { reports.Delete(t) })
 	path := os.Getenv(compare.ResultsVariable)

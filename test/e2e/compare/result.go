@@ -15,7 +15,9 @@ const ResultsVariable = "E2E_RESULTS"
 
 // Result is one run of one scenario against one forwarder.
 type Result struct {
-	Scenario  string `json:"scenario"`
+	Scenario string `json:"scenario"`
+	// Test is the test, or subtest, that ran the scenario (testing.T.Name).
+	Test      string `json:"test"`
 	Forwarder string `json:"forwarder"`
 	Passed    bool   `json:"passed"`
 	// FailedAt is the step whose check failed, in the scenario's words.
