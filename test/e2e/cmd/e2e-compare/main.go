@@ -154,6 +154,10 @@ var scenarios = []scenario{
 	// every memif of each endpoint's VPP set down in turn. Real VPP only: the simulator runs no
 	// VPP in pods, so its vppsim subtest skips.
 	{"upstream heal/vl3-dataplane-interrupt, real VPP", "TestUpstreamVl3/vl3-dataplane-interrupt/vpp"},
+	// deployments-k8s v1.18.0 use-cases/Kernel2RVlanBreakout (issue 24, h-mech): two clients on
+	// two nodes and a tester on VLAN 1000 of the trunk, upstream's iperf3 runs both ways.
+	{"upstream use-cases/Kernel2RVlanBreakout", "TestUpstreamUseCasesKernel2RVlanBreakout/vppsim"},
+	{"upstream use-cases/Kernel2RVlanBreakout, real VPP", "TestUpstreamUseCasesKernel2RVlanBreakout/vpp"},
 }
 
 const (
