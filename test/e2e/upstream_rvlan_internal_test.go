@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,7 +86,7 @@ func runKernel2RVlanInternal(t *testing.T, sc scenario) {
 		{1, false, clients[0], clients[1]},
 		{1, true, clients[1], clients[0]},
 	} {
-		requireIperf3(ctx, t, run.server.client.Pod.Netns, run.user.client.Pod.Netns, run.server.addrs[run.family].Addr(), run.udp)
+		requireIperf3(ctx, t, run.server.client.Pod.Netns, run.user.client.Pod.Netns, run.server.addrs[run.family].Addr(), run.udp, 5)
 	}
 
 	rep.step("close leaves nothing")
@@ -105,13 +107,14 @@ func runKernel2RVlanInternal(t *testing.T, sc scenario) {
 }
 
 // requireIperf3 is one of upstream's runs: `iperf3 -sD -B <addr> -1` in the server's pod, then
-// `iperf3 -i0 -t 5 [-6] [-u] -c <addr>` in the other, which must succeed.
-func requireIperf3(ctx context.Context, t *testing.T, serverNetns, clientNetns string, addr netip.Addr, udp bool) {
+// `iperf3 -i0 -t <seconds> [-6] [-u] -c <addr>` in the other, which must succeed. The run's
+// summary goes to the log: upstream checks the exit status only.
+func requireIperf3(ctx context.Context, t *testing.T, serverNetns, clientNetns string, addr netip.Addr, udp bool, seconds int) {
 	t.Helper()
 	server := exec.CommandContext(ctx, "ip", "netns", "exec", serverNetns, "iperf3", "-s", "-B", addr.String(), "-1")
 	require.NoError(t, server.Start())
 	defer func() { _ = server.Process.Kill(); _ = server.Wait() }()
-	args := []string{"netns", "exec", clientNetns, "iperf3", "-i0", "-t", "5", "-c", addr.String()}
+	args := []string{"netns", "exec", clientNetns, "iperf3", "-i0", "-t", strconv.Itoa(seconds), "-c", addr.String()}
 	if addr.Is6() {
 		args = append(args, "-6")
 	}
@@ -129,5 +132,17 @@ func requireIperf3(ctx context.Context, t *testing.T, serverNetns, clientNetns s
 		time.Sleep(200 * time.Millisecond)
 	}
 	require.NoError(t, err, "iperf3 %v to %s:\n%s", args[3:], addr, out)
-	t.Logf("iperf3 %v to %s: done", args[4:], addr)
+	t.Logf("iperf3 %v to %s:\n%s", args[4:], addr, iperf3Summary(out))
+}
+
+// iperf3Summary is the sender and receiver lines of an iperf3 client's output: bitrate, and for
+// UDP the datagrams lost.
+func iperf3Summary(out []byte) string {
+	var lines []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if line = strings.TrimSpace(line); strings.HasSuffix(line, "sender") || strings.HasSuffix(line, "receiver") {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -187,9 +187,15 @@ func runRemoteVlan(t *testing.T, sc scenario, restart bool) {
 // vlanID, which is what sdk-vpp's vlan mechanism creates.
 func requireVPPHoldsVlanSubif(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node) {
 	t.Helper()
+	requireVPPHoldsSubif(ctx, t, d, node, vlanID)
+}
+
+// requireVPPHoldsSubif requires node's VPP to hold a sub-interface of the trunk device for id.
+func requireVPPHoldsSubif(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node, id int) {
+	t.Helper()
 	interfaces, err := d.VPPInterfaces(ctx, node)
 	require.NoError(t, err)
-	want := fmt.Sprintf("host-%s.%d", vlanDevice, vlanID)
+	want := fmt.Sprintf("host-%s.%d", vlanDevice, id)
 	for _, i := range interfaces {
 		if i.Kind == "subif" && i.Name == want {
 			return

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/fwdmetrics"
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppdump"
 )
 
 // kindBridgeDomain names a released bridge domain in metrics.
@@ -52,7 +53,7 @@ func (r *Releaser) bridgeDomainMembers(ctx context.Context, id uint32) (members 
 	if err != nil {
 		return nil, false, pkgerrors.Wrapf(err, "dumping bridge domain %d", id)
 	}
-	err = drain(stream.Recv, fmt.Sprintf("bridge domain %d", id), func(details *l2.BridgeDomainDetails) {
+	err = vppdump.Drain(stream.Recv, fmt.Sprintf("bridge domain %d", id), func(details *l2.BridgeDomainDetails) {
 		if details.BdID != id {
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/ip_types"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/vpp/l3xcreset"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppdump"
 )
 
 // withoutDependents removes what VPP v24.10 does not remove with a deleted interface before remove
@@ -37,7 +38,7 @@ func deleteStaticNeighbors(ctx context.Context, vppConn api.Connection, index in
 		if err != nil {
 			return err
 		}
-		if err = drain(stream.Recv, "IP neighbours", func(d *ip_neighbor.IPNeighborDetails) {
+		if err = vppdump.Drain(stream.Recv, "IP neighbours", func(d *ip_neighbor.IPNeighborDetails) {
 			if d.Neighbor.Flags&ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC != 0 && d.Neighbor.SwIfIndex == index {
 				static = append(static, d.Neighbor)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/fwdmetrics"
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/journal"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppdump"
 )
 
 // kindIKEv2Profile names a released IKEv2 profile in metrics.
@@ -76,6 +77,6 @@ func (r *Releaser) ikev2Profiles(ctx context.Context) (map[string]bool, error) {
 		return nil, pkgerrors.Wrap(err, "dumping IKEv2 profiles")
 	}
 	held := map[string]bool{}
-	err = drain(stream.Recv, "IKEv2 profiles", func(d *ikev2.Ikev2ProfileDetails) { held[d.Profile.Name] = true })
+	err = vppdump.Drain(stream.Recv, "IKEv2 profiles", func(d *ikev2.Ikev2ProfileDetails) { held[d.Profile.Name] = true })
 	return held, err
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/networkservicemesh/govpp/binapi/l2"
 	"github.com/networkservicemesh/govpp/binapi/l3xc"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppdump"
 )
 
 // VPPInterface is one VPP interface as the start-up scan sees it, for an operator's report.
@@ -54,7 +56,7 @@ func ReadXConnects(ctx context.Context, vppConn api.Connection) (map[uint32][]XC
 	out := map[uint32][]XConnect{}
 	l2Stream, err := l2.NewServiceClient(vppConn).L2XconnectDump(ctx, &l2.L2XconnectDump{})
 	if err == nil {
-		err = drain(l2Stream.Recv, "l2 cross-connects", func(d *l2.L2XconnectDetails) {
+		err = vppdump.Drain(l2Stream.Recv, "l2 cross-connects", func(d *l2.L2XconnectDetails) {
 			out[uint32(d.RxSwIfIndex)] = append(out[uint32(d.RxSwIfIndex)], XConnect{Kind: "l2xc", To: uint32(d.TxSwIfIndex)})
 		})
 	}
@@ -65,7 +67,7 @@ func ReadXConnects(ctx context.Context, vppConn api.Connection) (map[uint32][]XC
 	if err != nil {
 		return out, nil
 	}
-	err = drain(l3Stream.Recv, "l3 cross-connects", func(d *l3xc.L3xcDetails) {
+	err = vppdump.Drain(l3Stream.Recv, "l3 cross-connects", func(d *l3xc.L3xcDetails) {
 		kind := "l3xc ip4"
 		if d.L3xc.IsIP6 {
 			kind = "l3xc ip6"

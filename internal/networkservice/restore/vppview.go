@@ -3,7 +3,6 @@ package restore
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 
 	"github.com/pkg/errors"
@@ -19,6 +18,8 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/vxlan"
 	"github.com/networkservicemesh/govpp/binapi/wireguard"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppdump"
 )
 
 // Interface kinds this package can tell apart and delete.
@@ -102,7 +103,7 @@ func readView(ctx context.Context, vppConn api.Connection, index interface_types
 		return nil, errors.Wrap(err, "dumping VPP interfaces")
 	}
 	view := &vppView{byIndex: map[interface_types.InterfaceIndex]*vppInterface{}}
-	err = drain(stream.Recv, "VPP interfaces", func(d *interfaces.SwInterfaceDetails) {
+	err = vppdump.Drain(stream.Recv, "VPP interfaces", func(d *interfaces.SwInterfaceDetails) {
 		if index != anyIndex && d.SwIfIndex != index {
 			return
 		}
@@ -156,7 +157,7 @@ func collectTaps(ctx context.Context, vppConn api.Connection, view *vppView, ind
 	if err != nil {
 		return errors.Wrap(err, "dumping taps")
 	}
-	return drain(stream.Recv, "taps", func(d *tapv2.SwInterfaceTapV2Details) {
+	return vppdump.Drain(stream.Recv, "taps", func(d *tapv2.SwInterfaceTapV2Details) {
 		index := interface_types.InterfaceIndex(d.SwIfIndex)
 		view.kindOf(index, kindTap, func(ctx context.Context) error {
 			_, err := tapv2.NewServiceClient(vppConn).TapDeleteV2(ctx, &tapv2.TapDeleteV2{SwIfIndex: index})
@@ -170,7 +171,7 @@ func collectAfPackets(ctx context.Context, vppConn api.Connection, view *vppView
 	if err != nil {
 		return errors.Wrap(err, "dumping af_packet interfaces")
 	}
-	return drain(stream.Recv, "af_packet interfaces", func(d *af_packet.AfPacketDetails) {
+	return vppdump.Drain(stream.Recv, "af_packet interfaces", func(d *af_packet.AfPacketDetails) {
 		hostIfName := d.HostIfName
 		view.kindOf(d.SwIfIndex, kindAfPacket, func(ctx context.Context) error {
 			_, err := af_packet.NewServiceClient(vppConn).AfPacketDelete(ctx, &af_packet.AfPacketDelete{HostIfName: hostIfName})
@@ -184,7 +185,7 @@ func collectVxlanTunnels(ctx context.Context, vppConn api.Connection, view *vppV
 	if err != nil {
 		return errors.Wrap(err, "dumping vxlan tunnels")
 	}
-	return drain(stream.Recv, "vxlan tunnels", func(d *vxlan.VxlanTunnelV2Details) {
+	return vppdump.Drain(stream.Recv, "vxlan tunnels", func(d *vxlan.VxlanTunnelV2Details) {
 		tunnel := vxlan.VxlanAddDelTunnelV3{
 			IsAdd:          false,
 			Instance:       d.Instance,
@@ -211,7 +212,7 @@ func collectMemifs(ctx context.Context, vppConn api.Connection, view *vppView, i
 	if err != nil {
 		return errors.Wrap(err, "dumping memif interfaces")
 	}
-	return drain(stream.Recv, "memif interfaces", func(d *memif.MemifDetails) {
+	return vppdump.Drain(stream.Recv, "memif interfaces", func(d *memif.MemifDetails) {
 		index, socketID := d.SwIfIndex, d.SocketID
 		view.kindOf(index, kindMemif, func(ctx context.Context) error {
 			if _, err := memif.NewServiceClient(vppConn).MemifDelete(ctx, &memif.MemifDelete{SwIfIndex: index}); err != nil {
@@ -235,7 +236,7 @@ func deleteUnusedMemifSocket(ctx context.Context, vppConn api.Connection, socket
 		return errors.Wrap(err, "dumping memif interfaces")
 	}
 	inUse := false
-	if err = drain(stream.Recv, "memif interfaces", func(d *memif.MemifDetails) { inUse = inUse || d.SocketID == socketID }); err != nil || inUse {
+	if err = vppdump.Drain(stream.Recv, "memif interfaces", func(d *memif.MemifDetails) { inUse = inUse || d.SocketID == socketID }); err != nil || inUse {
 		return err
 	}
 	_, err = memif.NewServiceClient(vppConn).MemifSocketFilenameAddDelV2(ctx, &memif.MemifSocketFilenameAddDelV2{IsAdd: false, SocketID: socketID})
@@ -247,7 +248,7 @@ func collectWireguards(ctx context.Context, vppConn api.Connection, view *vppVie
 	if err != nil {
 		return errors.Wrap(err, "dumping wireguard interfaces")
 	}
-	return drain(stream.Recv, "wireguard interfaces", func(d *wireguard.WireguardInterfaceDetails) {
+	return vppdump.Drain(stream.Recv, "wireguard interfaces", func(d *wireguard.WireguardInterfaceDetails) {
 		index := d.Interface.SwIfIndex
 		view.kindOf(index, kindWireguard, func(ctx context.Context) error {
 			_, err := wireguard.NewServiceClient(vppConn).WireguardInterfaceDelete(ctx, &wireguard.WireguardInterfaceDelete{SwIfIndex: index})
@@ -261,7 +262,7 @@ func collectIpipTunnels(ctx context.Context, vppConn api.Connection, view *vppVi
 	if err != nil {
 		return errors.Wrap(err, "dumping ipip tunnels")
 	}
-	return drain(stream.Recv, "ipip tunnels", func(d *ipip.IpipTunnelDetails) {
+	return vppdump.Drain(stream.Recv, "ipip tunnels", func(d *ipip.IpipTunnelDetails) {
 		index := d.Tunnel.SwIfIndex
 		view.kindOf(index, kindIpip, func(ctx context.Context) error {
 			_, err := ipip.NewServiceClient(vppConn).IpipDelTunnel(ctx, &ipip.IpipDelTunnel{SwIfIndex: index})
@@ -277,7 +278,7 @@ func collectIpsecInterfaces(ctx context.Context, vppConn api.Connection, view *v
 	if err != nil {
 		return errors.Wrap(err, "dumping ipsec interfaces")
 	}
-	return drain(stream.Recv, "ipsec interfaces", func(d *ipsec.IpsecItfDetails) {
+	return vppdump.Drain(stream.Recv, "ipsec interfaces", func(d *ipsec.IpsecItfDetails) {
 		index := d.Itf.SwIfIndex
 		view.kindOf(index, kindIpsec, func(ctx context.Context) error {
 			_, err := ipsec.NewServiceClient(vppConn).IpsecItfDelete(ctx, &ipsec.IpsecItfDelete{SwIfIndex: index})
@@ -290,19 +291,5 @@ func deleteSubinterface(vppConn api.Connection, index interface_types.InterfaceI
 	return func(ctx context.Context) error {
 		_, err := interfaces.NewServiceClient(vppConn).DeleteSubif(ctx, &interfaces.DeleteSubif{SwIfIndex: index})
 		return err
-	}
-}
-
-// drain reads a dump stream to its end, handing each record to use.
-func drain[T any](recv func() (T, error), what string, use func(T)) error {
-	for {
-		record, err := recv()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return errors.Wrapf(err, "dumping %s", what)
-		}
-		use(record)
 	}
 }

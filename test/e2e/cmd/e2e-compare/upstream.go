@@ -72,7 +72,7 @@ var upstreamExamples = slices.Concat(
 	onRealVPP("use-cases/Kernel2IP2Memif", "TestUpstreamMemifExamples/Kernel2IP2Memif"),
 	onBoth("use-cases/Kernel2Kernel", "TestLocalKernelToKernelOverVeth"),
 	onRealVPP("use-cases/Kernel2Memif", "TestUpstreamMemifExamples/Kernel2Memif"),
-	onBoth("use-cases/Kernel2RVlanBreakout", "TestRemoteVlanToHostOnTrunk"),
+	onBoth("use-cases/Kernel2RVlanBreakout", "TestUpstreamUseCasesKernel2RVlanBreakout"),
 	onBoth("use-cases/Kernel2RVlanInternal", "TestUpstreamUseCasesKernel2RVlanInternal"),
 	onBoth("use-cases/Kernel2RVlanMultiNS", "TestUpstreamUseCasesKernel2RVlanMultiNS"),
 	onRealVPP("use-cases/Memif2Ethernet2Kernel", "TestRemoteMemifFromClientVPPToKernel"),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/golang/protobuf/ptypes/empty"
 	"go.fd.io/govpp/api"
@@ -15,6 +14,8 @@ import (
 	"github.com/networkservicemesh/sdk-vpp/pkg/tools/ifindex"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppdump"
 )
 
 // aclRelease releases, on Close, the ACLs sdk-vpp's acl server put on the connection's incoming
@@ -47,17 +48,13 @@ func (a *aclRelease) release(ctx context.Context, swIfIndex interface_types.Inte
 		return err
 	}
 	var applied []uint32
-	for {
-		details, recvErr := stream.Recv()
-		if errors.Is(recvErr, io.EOF) {
-			break
-		}
-		if recvErr != nil {
-			return recvErr
-		}
+	err = vppdump.Drain(stream.Recv, fmt.Sprintf("the ACL list of interface %d", swIfIndex), func(details *acl.ACLInterfaceListDetails) {
 		if details.SwIfIndex == swIfIndex {
 			applied = append(applied, details.Acls...)
 		}
+	})
+	if err != nil {
+		return err
 	}
 	if len(applied) == 0 {
 		return nil
