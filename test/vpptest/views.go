@@ -2,7 +2,6 @@ package vpptest
 
 import (
 	"context"
-	"io"
 	"net"
 	"sort"
 	"testing"
@@ -17,6 +16,8 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/ip_neighbor"
 	"github.com/networkservicemesh/govpp/binapi/ip_types"
 	"github.com/networkservicemesh/sdk-vpp/pkg/tools/types"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppdump"
 )
 
 // The views read VPP's state through its API, on the connection's unrecorded side: what they
@@ -52,16 +53,10 @@ func collect[R any](t testing.TB, what string, stream receiver[R], err error) []
 		t.Fatalf("%s: %v", what, err)
 	}
 	var all []R
-	for {
-		details, recvErr := stream.Recv()
-		if recvErr == io.EOF {
-			return all
-		}
-		if recvErr != nil {
-			t.Fatalf("%s: %v", what, recvErr)
-		}
-		all = append(all, details)
+	if err := vppdump.Drain(stream.Recv, what, func(details R) { all = append(all, details) }); err != nil {
+		t.Fatal(err)
 	}
+	return all
 }
 
 func viewContext() (context.Context, context.CancelFunc) {

@@ -2,13 +2,8 @@ package domain
 
 import (
 	"context"
-	"fmt"
-	"io"
-
-	"go.fd.io/govpp/api"
 
 	interfaces "github.com/networkservicemesh/govpp/binapi/interface"
-	"github.com/networkservicemesh/govpp/binapi/interface_types"
 )
 
 // InterfaceMTU is an interface of a node's VPP with its MTUs as sw_interface_dump reports them:
@@ -23,29 +18,13 @@ type InterfaceMTU struct {
 // VPPInterfaceMTUs lists the interfaces of node's VPP with their MTUs.
 func (d *Domain) VPPInterfaceMTUs(ctx context.Context, node *Node) ([]InterfaceMTU, error) {
 	var found []InterfaceMTU
-	err := withVPP(ctx, node, func(ctx context.Context, conn api.Connection) error {
-		dump, err := interfaces.NewServiceClient(conn).SwInterfaceDump(ctx, &interfaces.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
-		if err != nil {
-			return err
-		}
-		for {
-			details, recvErr := dump.Recv()
-			if recvErr == io.EOF {
-				return nil
-			}
-			if recvErr != nil {
-				return recvErr
-			}
-			mtu := InterfaceMTU{
-				VPPInterface: VPPInterface{SwIfIndex: uint32(details.SwIfIndex), Name: details.InterfaceName, Kind: kindOf(details), Tag: details.Tag},
-				Link:         uint32(details.LinkMtu),
-			}
-			copy(mtu.L3[:], details.Mtu)
-			found = append(found, mtu)
-		}
+	err := dumpVPPInterfaces(ctx, node, func(details *interfaces.SwInterfaceDetails) {
+		mtu := InterfaceMTU{VPPInterface: vppInterfaceOf(details), Link: uint32(details.LinkMtu)}
+		copy(mtu.L3[:], details.Mtu)
+		found = append(found, mtu)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sw_interface_dump on %s: %w", node.Name, err)
+		return nil, err
 	}
 	return found, nil
 }

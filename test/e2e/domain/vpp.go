@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -20,6 +19,7 @@ import (
 	"github.com/networkservicemesh/govpp/binapi/vlib"
 
 	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppclock"
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppdump"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
 	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
 )
@@ -156,29 +156,34 @@ func withVPP(ctx context.Context, node *Node, f func(context.Context, api.Connec
 // VPPInterfaces lists node's VPP interfaces by sw_if_index, through VPP's API.
 func (d *Domain) VPPInterfaces(ctx context.Context, node *Node) ([]VPPInterface, error) {
 	var found []VPPInterface
+	err := dumpVPPInterfaces(ctx, node, func(details *interfaces.SwInterfaceDetails) {
+		found = append(found, vppInterfaceOf(details))
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(found, func(a, b int) bool { return found[a].SwIfIndex < found[b].SwIfIndex })
+	return found, nil
+}
+
+// dumpVPPInterfaces hands every interface of node's VPP, as sw_interface_dump reports it, to
+// use: VPPInterfaces and VPPInterfaceMTUs read the same dump for different fields.
+func dumpVPPInterfaces(ctx context.Context, node *Node, use func(*interfaces.SwInterfaceDetails)) error {
 	err := withVPP(ctx, node, func(ctx context.Context, conn api.Connection) error {
 		dump, err := interfaces.NewServiceClient(conn).SwInterfaceDump(ctx, &interfaces.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
 		if err != nil {
 			return err
 		}
-		for {
-			details, recvErr := dump.Recv()
-			if recvErr == io.EOF {
-				return nil
-			}
-			if recvErr != nil {
-				return recvErr
-			}
-			found = append(found, VPPInterface{
-				SwIfIndex: uint32(details.SwIfIndex), Name: details.InterfaceName, Kind: kindOf(details), Tag: details.Tag,
-			})
-		}
+		return vppdump.Drain(dump.Recv, "interfaces", use)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sw_interface_dump on %s: %w", node.Name, err)
+		return fmt.Errorf("sw_interface_dump on %s: %w", node.Name, err)
 	}
-	sort.Slice(found, func(a, b int) bool { return found[a].SwIfIndex < found[b].SwIfIndex })
-	return found, nil
+	return nil
+}
+
+func vppInterfaceOf(details *interfaces.SwInterfaceDetails) VPPInterface {
+	return VPPInterface{SwIfIndex: uint32(details.SwIfIndex), Name: details.InterfaceName, Kind: kindOf(details), Tag: details.Tag}
 }
 
 // SimulatorInterfaces is VPPInterfaces, under its name from when every node ran the simulator.
@@ -278,16 +283,9 @@ func (d *Domain) VPPBridgeDomains(ctx context.Context, node *Node) ([]uint32, er
 		if err != nil {
 			return err
 		}
-		for {
-			details, recvErr := dump.Recv()
-			if recvErr == io.EOF {
-				return nil
-			}
-			if recvErr != nil {
-				return recvErr
-			}
+		return vppdump.Drain(dump.Recv, "bridge domains", func(details *l2.BridgeDomainDetails) {
 			ids = append(ids, details.BdID)
-		}
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bridge_domain_dump on %s: %w", node.Name, err)
