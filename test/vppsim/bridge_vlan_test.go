@@ -2,7 +2,6 @@ package vppsim_test
 
 import (
 	"context"
-	"io"
 	"testing"
 	"time"
 
@@ -149,15 +148,11 @@ func TestBridgeDomainDump(t *testing.T) {
 		stream, err := l2.NewServiceClient(conn).BridgeDomainDump(ctx, &l2.BridgeDomainDump{BdID: bd, SwIfIndex: member})
 		require.NoError(t, err)
 		out := map[uint32][]l2.BridgeDomainSwIf{}
-		for {
-			details, err := stream.Recv()
-			if err == io.EOF {
-				return out
-			}
-			require.NoError(t, err)
+		for _, details := range recvAll(t, stream.Recv) {
 			require.Equal(t, int(details.NSwIfs), len(details.SwIfDetails))
 			out[details.BdID] = details.SwIfDetails
 		}
+		return out
 	}
 	any := ^interface_types.InterfaceIndex(0)
 	members := []l2.BridgeDomainSwIf{{SwIfIndex: tapA}, {SwIfIndex: tapB, Shg: 1}}

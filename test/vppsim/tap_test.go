@@ -97,12 +97,7 @@ func TestTapXconnectCarriesPing(t *testing.T) {
 	xcs, err := l2.NewServiceClient(conn).L2XconnectDump(ctx, &l2.L2XconnectDump{})
 	require.NoError(t, err)
 	var pairs [][2]interface_types.InterfaceIndex
-	for {
-		d, err := xcs.Recv()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
+	for _, d := range recvAll(t, xcs.Recv) {
 		pairs = append(pairs, [2]interface_types.InterfaceIndex{d.RxSwIfIndex, d.TxSwIfIndex})
 	}
 	require.ElementsMatch(t, [][2]interface_types.InterfaceIndex{{tapL, tapR}, {tapR, tapL}}, pairs)
@@ -110,12 +105,7 @@ func TestTapXconnectCarriesPing(t *testing.T) {
 	taps, err := tapv2.NewServiceClient(conn).SwInterfaceTapV2Dump(ctx, &tapv2.SwInterfaceTapV2Dump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
 	require.NoError(t, err)
 	var hostNames []string
-	for {
-		d, err := taps.Recv()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
+	for _, d := range recvAll(t, taps.Recv) {
 		hostNames = append(hostNames, d.HostIfName)
 	}
 	require.ElementsMatch(t, []string{"nsm-left", "nsm-right"}, hostNames)

@@ -1,7 +1,6 @@
 package vppsim_test
 
 import (
-	"io"
 	"testing"
 
 	"github.com/networkservicemesh/govpp/binapi/acl"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.fd.io/govpp/api"
 
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppdump"
 	"github.com/nsmfwd/forwarder-vpp/test/vppsim/vppsimtest"
 )
 
@@ -24,14 +24,8 @@ import (
 func recvAll[T any](t *testing.T, recv func() (T, error)) []T {
 	t.Helper()
 	var out []T
-	for {
-		d, err := recv()
-		if err == io.EOF {
-			return out
-		}
-		require.NoError(t, err)
-		out = append(out, d)
-	}
+	require.NoError(t, vppdump.Drain(recv, "the dump", func(d T) { out = append(out, d) }))
+	return out
 }
 
 // TestUplinkInitSequence plays what an uplink init sends (af_packet, MTU, address,

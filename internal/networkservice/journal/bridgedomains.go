@@ -2,7 +2,6 @@ package journal
 
 import (
 	"context"
-	"io"
 	"slices"
 
 	"github.com/golang/protobuf/ptypes/empty"
@@ -17,6 +16,8 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/utils/metadata"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
+
+	"github.com/nsmfwd/forwarder-vpp/internal/vpp/vppdump"
 )
 
 // NewBridgeDomainServer returns the element that records the VPP bridge domain a remote vlan
@@ -90,20 +91,17 @@ func bridgeDomainOf(ctx context.Context, vppConn api.Connection, member interfac
 	if err != nil {
 		return 0, false, errors.Wrap(err, "bridge_domain_dump")
 	}
-	for {
-		details, err := stream.Recv()
-		if err == io.EOF {
-			return id, found, nil
-		}
-		if err != nil {
-			return 0, false, errors.Wrap(err, "bridge_domain_dump")
-		}
+	err = vppdump.Drain(stream.Recv, "bridge domains", func(details *l2.BridgeDomainDetails) {
 		for _, i := range details.SwIfDetails {
 			if i.SwIfIndex == member && !found {
 				id, found = details.BdID, true
 			}
 		}
+	})
+	if err != nil {
+		return 0, false, errors.Wrap(err, "bridge_domain_dump")
 	}
+	return id, found, nil
 }
 
 // NoteBridgeDomain records into the intent of connection id a bridge domain its interfaces were
