@@ -154,6 +154,11 @@ var scenarios = []scenario{
 	// every memif of each endpoint's VPP set down in turn. Real VPP only: the simulator runs no
 	// VPP in pods, so its vppsim subtest skips.
 	{"upstream heal/vl3-dataplane-interrupt, real VPP", "TestUpstreamVl3/vl3-dataplane-interrupt/vpp"},
+	// deployments-k8s v1.18.0 features/vl3-lb (issue 24, h-up, fourth round): a kernel vl3
+	// endpoint, three labelled finance-servers, the load balancer (upstream's control plane,
+	// nftables NAT in its pod in place of VPP cnat) and a client asking it by name.
+	{"upstream features/vl3-lb (kernel vl3 endpoint, kernel NAT balancer)", "TestUpstreamFeaturesVl3Lb/vppsim"},
+	{"upstream features/vl3-lb (kernel vl3 endpoint, kernel NAT balancer), real VPP", "TestUpstreamFeaturesVl3Lb/vpp"},
 }
 
 const (
