@@ -27,10 +27,15 @@ import (
 // another endpoint) starts the balancing again for it.
 type lbClient struct {
 	chainCtx  context.Context
-	newRunner func(service string, vip net.IP) *balancing
+	newRunner func(service string, vip net.IP) runner
 
 	mu      sync.Mutex
 	running map[string]*lbRun // by connection ID
+}
+
+// runner is what balances for one VIP until its context ends (balancing).
+type runner interface {
+	run(ctx context.Context)
 }
 
 type lbRun struct {
@@ -39,7 +44,7 @@ type lbRun struct {
 	done   chan struct{}
 }
 
-func newLBClient(chainCtx context.Context, newRunner func(service string, vip net.IP) *balancing) *lbClient {
+func newLBClient(chainCtx context.Context, newRunner func(service string, vip net.IP) runner) *lbClient {
 	return &lbClient{chainCtx: chainCtx, newRunner: newRunner, running: map[string]*lbRun{}}
 }
 
@@ -113,7 +118,7 @@ func newLoadBalancer(ctx context.Context, cfg *config, dialOptions []grpc.DialOp
 			registrysendfd.NewNetworkServiceEndpointRegistryClient(),
 		),
 	)
-	return newLBClient(ctx, func(service string, vip net.IP) *balancing {
+	return newLBClient(ctx, func(service string, vip net.IP) runner {
 		return &balancing{
 			service: service, finder: finder, dialOpts: dialOptions, dialTimeout: cfg.DialTimeout,
 			servers: newServerSet(cfg.Selector),
