@@ -77,7 +77,10 @@ func (b *balancing) run(ctx context.Context) {
 		}
 		if ctx.Err() == nil {
 			logger.Warnf("registry watch of %s ended: %v; watching again", b.service, err)
-			time.Sleep(retryAfter)
+			select {
+			case <-ctx.Done():
+			case <-time.After(retryAfter):
+			}
 		}
 	}
 	monitors.Wait()
