@@ -120,7 +120,7 @@ func newLoadBalancer(ctx context.Context, cfg *config, dialOptions []grpc.DialOp
 	)
 	return newLBClient(ctx, func(service string, vip net.IP) runner {
 		return &balancing{
-			service: service, finder: finder, dialOpts: dialOptions, dialTimeout: cfg.DialTimeout,
+			service: service, finder: finder, dialOpts: dialOptions,
 			servers: newServerSet(cfg.Selector),
 			nat:     &natBalancer{vip: vip, protocol: protocol, port: cfg.Port, targetPort: targetPort},
 		}

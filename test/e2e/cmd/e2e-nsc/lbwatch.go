@@ -20,12 +20,11 @@ import (
 // each endpoint's connection monitor for the connections through it, keeps those the selector
 // selects as the servers and has the data plane balance over them.
 type balancing struct {
-	service     string
-	finder      registryapi.NetworkServiceEndpointRegistryClient
-	dialOpts    []grpc.DialOption
-	dialTimeout time.Duration
-	servers     *serverSet
-	nat         *natBalancer
+	service  string
+	finder   registryapi.NetworkServiceEndpointRegistryClient
+	dialOpts []grpc.DialOption
+	servers  *serverSet
+	nat      *natBalancer
 	// programmed serialises the data plane's updates.
 	programmed sync.Mutex
 }
@@ -107,10 +106,9 @@ func (b *balancing) follow(ctx context.Context, nse *registryapi.NetworkServiceE
 		logger.Errorf("endpoint URL %q: %v", nse.GetUrl(), err)
 		return
 	}
-	dialCtx, cancelDial := context.WithTimeout(ctx, b.dialTimeout)
-	defer cancelDial()
-	//nolint:staticcheck // As the sdk's clients dial.
-	cc, err := grpc.DialContext(dialCtx, grpcutils.URLToTarget(target), b.dialOpts...)
+	// The monitor call waits for the endpoint to be reachable (the dial options' WaitForReady);
+	// the endpoint's Deleted event from the registry ends the wait.
+	cc, err := grpc.NewClient(grpcutils.URLToTarget(target), b.dialOpts...)
 	if err != nil {
 		logger.Errorf("dial %s: %v", target, err)
 		return
