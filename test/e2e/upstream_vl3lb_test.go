@@ -49,8 +49,7 @@ func runVl3LbExample(t *testing.T, realVPP string) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	sc := upstreamScenario("uvlb", 2, realVPP)
-	sc.report = "features/vl3-lb"
+	sc := withReport(upstreamScenario("uvlb", 2, realVPP), "upstream features/vl3-lb (kernel vl3 endpoint, kernel NAT balancer)")
 	payload := "ETHERNET"
 	if realVPP != "" {
 		sc.overVxlan, payload = false, "IP"
