@@ -26,9 +26,11 @@ import (
 // has the control plane of upstream's and balances with nftables NAT in its pod's kernel. The
 // endpoint is the kernel variant of e2e-nse-vl3 on both VPPs, as in vl3-dns: the name lookup
 // asks the endpoint's DNS server, which needs an address in its pod. Placement: IPAM, the
-// endpoint, the balancer and finance-server-1 on node 1 (the balancer dials the endpoint's
-// monitor on its node), finance-server-2 and -3 and the finance-client on node 2, so that every
-// request crosses both nodes' forwarders twice.
+// endpoint, the balancer and finance-server-1 on node 1, finance-server-2 and -3 and the
+// finance-client on node 2, so that every request crosses both nodes' forwarders twice. The
+// balancer is on the endpoint's node because it dials the endpoint's monitor at the URL the
+// registry gives: the endpoint's socket on its node, but from another node its nsmgr's TCP
+// address on the node network, which the harness's pods, with no cluster network, cannot reach.
 
 const (
 	vl3LbService    = "vl3-lb"

@@ -108,6 +108,8 @@ func (b *balancing) follow(ctx context.Context, nse *registryapi.NetworkServiceE
 	}
 	// The monitor call waits for the endpoint to be reachable (the dial options' WaitForReady);
 	// the endpoint's Deleted event from the registry ends the wait.
+	// Said before the call, which waits: an unreachable URL shows here.
+	logger.Infof("following the connections of %s at %s", nse.GetName(), target)
 	cc, err := grpc.NewClient(grpcutils.URLToTarget(target), b.dialOpts...)
 	if err != nil {
 		logger.Errorf("dial %s: %v", target, err)
@@ -121,7 +123,6 @@ func (b *balancing) follow(ctx context.Context, nse *registryapi.NetworkServiceE
 		logger.Errorf("monitor %s: %v", nse.GetName(), err)
 		return
 	}
-	logger.Infof("following the connections of %s", nse.GetName())
 	for {
 		event, recvErr := stream.Recv()
 		if recvErr != nil {
