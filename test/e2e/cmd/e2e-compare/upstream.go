@@ -60,6 +60,7 @@ var upstreamExamples = slices.Concat(
 	onBoth("features/select-forwarder", "TestUpstreamFeaturesSelectForwarder"),
 	onBoth("features/vl3-dns", "TestUpstreamVl3/vl3-dns"),
 	onBoth("features/vl3-ipv6", "TestUpstreamVl3/vl3-ipv6"),
+	onBoth("features/vl3-lb", "TestUpstreamFeaturesVl3Lb"),
 
 	onBoth("multiforwarder + use-cases/Kernel2Kernel", "TestUpstreamMultiforwarderKernel2Kernel"),
 	onBoth("multiforwarder + use-cases/Kernel2Ethernet2Kernel", "TestUpstreamMultiforwarderKernel2Ethernet2Kernel"),

@@ -8,6 +8,10 @@
 // connection's context asks for. As cmd-nsc, it keeps each connection's addresses out of
 // the others' (sdk's excludedprefixes client, NSM_AWARENESS_GROUPS). On SIGTERM it closes its
 // connections and exits non-zero if a Close failed; SIGUSR1 closes its last open connection.
+//
+// With NSM_SELECTOR set it is a vl3 load balancer as NSM's cmd-lb-vl3-vpp (NSM_SELECTOR,
+// NSM_PROTOCOL, NSM_PORT, NSM_TARGET_PORT): its vl3 address balances over the vl3 clients the
+// selector selects, in its pod's kernel (lbclient.go, lbwatch.go, lbnat.go).
 package main
 
 import (
@@ -64,6 +68,11 @@ type config struct {
 	// the connections of a group may share addresses (NSM's mutually-aware-nses example); every
 	// other connection's addresses are excluded from the next one's, as cmd-nsc does.
 	AwarenessGroups awarenessgroups.Decoder `split_words:"true" desc:"groups of network service URLs whose connections may share addresses"`
+	// The vl3 load balancer's, named as cmd-lb-vl3-vpp's.
+	Selector   map[string]string `desc:"vl3 load balancer: labels of the vl3 clients it balances over (key:value,...)"`
+	Protocol   string            `default:"TCP" desc:"vl3 load balancer: TCP or UDP"`
+	Port       uint16            `default:"80" desc:"vl3 load balancer: its port"`
+	TargetPort uint16            `split_words:"true" desc:"vl3 load balancer: the servers' port; 0: NSM_PORT"`
 }
 
 // grantedLine starts the log line that says how long a first Request took.
@@ -112,6 +121,13 @@ func run() error {
 		}),
 		sendfd.NewClient(),
 		excludedprefixes.NewClient(excludedprefixes.WithAwarenessGroups(cfg.AwarenessGroups)),
+	}
+	if len(cfg.Selector) > 0 {
+		lb, lbErr := newLoadBalancer(ctx, &cfg, workload.DialOptions())
+		if lbErr != nil {
+			return lbErr
+		}
+		functionality = append([]networkservice.NetworkServiceClient{lb}, functionality...)
 	}
 	var record *connfile.Recorder
 	if cfg.ConnectionFile != "" {
