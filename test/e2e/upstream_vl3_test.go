@@ -90,7 +90,9 @@ type vl3Run struct {
 	endpoints []*domain.Endpoint
 	// ownVPPs are the endpoints' own VPPs by endpoint name, when they have one.
 	ownVPPs map[string]*domain.VPPEndpoint
-	clients []*domain.Client
+	// selfAddrs are the addresses of each own-VPP endpoint's connection to itself, by name.
+	selfAddrs map[string][]string
+	clients   []*domain.Client
 	// gone are the pods whose programs were stopped by a step: they must be empty at the end.
 	gone []*domain.Client
 }
@@ -169,6 +171,9 @@ func runVl3Example(t *testing.T, ex vl3Example, realVPP string) {
 			want = append(want, family.endpointAddrs[i])
 		}
 		require.Equal(t, want, vl3EndpointAddrs(t, e), "%s's vl3 addresses", e.Name)
+	}
+	if r.ownVPPs != nil {
+		r.requireEndpointsConnectedToThemselves(t)
 	}
 	if ex.byName {
 		rep.step("every client pings every client and both endpoints by name, and looks their addresses up")
