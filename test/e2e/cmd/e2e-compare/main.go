@@ -136,9 +136,9 @@ var scenarios = []scenario{
 	{"upstream features/vl3-ipv6 (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-ipv6/vppsim"},
 	{"upstream features/vl3-ipv6 (vl3 endpoints with their own VPP), real VPP", "TestUpstreamVl3/vl3-ipv6/vpp"},
 	{"upstream features/dual-stack/vl3-dual-stack (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-dual-stack/vppsim"},
-	{"upstream features/dual-stack/vl3-dual-stack (kernel vl3 endpoints), real VPP", "TestUpstreamVl3/vl3-dual-stack/vpp"},
+	{"upstream features/dual-stack/vl3-dual-stack (vl3 endpoints with their own VPP), real VPP", "TestUpstreamVl3/vl3-dual-stack/vpp"},
 	{"upstream features/vl3-dns (kernel vl3 endpoints)", "TestUpstreamVl3/vl3-dns/vppsim"},
-	{"upstream features/vl3-dns (kernel vl3 endpoints), real VPP", "TestUpstreamVl3/vl3-dns/vpp"},
+	{"upstream features/vl3-dns (vl3 endpoints with their own VPP), real VPP", "TestUpstreamVl3/vl3-dns/vpp"},
 	// deployments-k8s v1.18.0 multiforwarder across two nodes (issue 24, h-feat, second round):
 	// two forwarders per node, each added one with its own VPP, uplink and tunnel IP.
 	{"upstream multiforwarder + Kernel2Ethernet2Kernel", "TestUpstreamMultiforwarderKernel2Ethernet2Kernel/vppsim"},
