@@ -89,7 +89,7 @@ func peerLabels(cfg *config, plane *dataplane) map[string]string {
 }
 
 // connectToEarlierEndpoints asks for the service from every endpoint of it registered before
-// self, one after the other.
+// self, one after the other; one it cannot reach is left out.
 func (p *peering) connectToEarlierEndpoints(ctx context.Context, self *registryapi.NetworkServiceEndpoint) error {
 	stream, err := p.finder.Find(ctx, &registryapi.NetworkServiceEndpointQuery{
 		NetworkServiceEndpoint: &registryapi.NetworkServiceEndpoint{NetworkServiceNames: p.cfg.ServiceNames},
@@ -113,7 +113,10 @@ func (p *peering) connectToEarlierEndpoints(ctx context.Context, self *registrya
 		})
 		cancel()
 		if requestErr != nil {
-			return fmt.Errorf("peer with vl3 endpoint %s: %w", nse.GetName(), requestErr)
+			// As upstream's: an endpoint that crashed stays registered until its registration
+			// expires, and must not keep this one from peering with the others and serving.
+			log.FromContext(ctx).Errorf("peer with vl3 endpoint %s: %v", nse.GetName(), requestErr)
+			continue
 		}
 		log.FromContext(ctx).Infof("peered with vl3 endpoint %s: %s %v", nse.GetName(), conn.GetMechanism().GetType(), conn.GetMechanism().GetParameters())
 		p.mu.Lock()
