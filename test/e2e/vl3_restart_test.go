@@ -62,3 +62,55 @@ func (r *vl3Run) endpointPingsFailure(ctx context.Context, t *testing.T) string 
 	}
 	return ""
 }
+
+// TestVl3EndpointCrash is vl3-nse-death with the endpoint crashing instead of stopping: the
+// second endpoint is SIGKILLed, so it closes neither its connection to itself nor its peering,
+// then its pod (VPP, namespace) is deleted and a new endpoint starts on its node. The forwarder
+// of node 2 must release the dead endpoint's loop back to itself and its clients' and peer's
+// connections by itself (its pod is gone); every client heals onto a live endpoint and pings
+// the others; Close leaves nothing in any pod, VPP or node namespace. Not an upstream example.
+func TestVl3EndpointCrash(t *testing.T) {
+	// Two real-VPP runs on 3 Dec 2026 (h-feat): the clients healed onto the live endpoints and
+	// pinged, and the forwarders released the crashed endpoint's loop back to itself at once
+	// (its pod's namespace gone); its peering, whose dead end is the client, only at its
+	// expiry, 76 s after the kill, which outlasts the run's context (shortScenarioTime).
+	t.Skip("issue 24: the crashed endpoint's peering is released at its expiry, past the scenario's time budget; give the run a longer context first")
+	if os.Getenv("E2E_UPSTREAM_SLOW") == "" {
+		t.Skip("issue 24: beyond make test's time budget; E2E_UPSTREAM_SLOW=1 (make upstream-slow) runs it")
+	}
+	ex := vl3Example{name: "vl3-endpoint-crash", tag: "hfc", service: "vl3", families: []vl3Family{vl3IPv4},
+		ownVPP: true, realVPPOnly: true,
+		step: &vl3Step{"the second vl3 endpoint SIGKILLed and its pod deleted, a new one ready",
+			func(ctx context.Context, t *testing.T, r *vl3Run) {
+				r.endpoints[1].Kill()
+				replaceSecondVl3Endpoint(ctx, t, r)
+				requireDeadPeeringReleased(ctx, t, r)
+			}}}
+	onEachVPP(t, func(t *testing.T, realVPP string) {
+		runVl3Example(t, ex, realVPP)
+	})
+}
+
+// requireDeadPeeringReleased waits until the first endpoint's VPP holds one memif per live
+// connection to it: its connection to itself, its clients' and the new endpoint's peering. The
+// crashed endpoint never closed its peering and NSM has no monitor of a dead client: the
+// forwarders release it when it expires (about 80 s here), and the close reaches the first
+// endpoint's VPP then, which must happen before that endpoint stops.
+func requireDeadPeeringReleased(ctx context.Context, t *testing.T, r *vl3Run) {
+	first := r.endpoints[0]
+	vpp, ok := r.ownVPPs[first.Name]
+	require.True(t, ok, "%s has no VPP of its own", first.Name)
+	want := 2 // its connection to itself, the new endpoint's peering
+	for _, c := range r.clients {
+		if c.Connections[0].GetNetworkServiceEndpointName() == first.Name {
+			want++
+		}
+	}
+	var memifs []string
+	waitUntil(t, time.Now().Add(3*time.Minute), time.Second, func() bool {
+		memifs = vppMemifNames(ctx, t, vpp)
+		return len(memifs) == want
+	}, func() string {
+		return fmt.Sprintf("%s's VPP holds memifs %v, want %d (the crashed endpoint's peering not released)", first.Name, memifs, want)
+	})
+}
