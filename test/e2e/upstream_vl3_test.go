@@ -29,8 +29,8 @@ import (
 //
 // The endpoint is e2e-nse-vl3. On real VPP, in the examples marked ownVPP, it runs as upstream's
 // cmd-nse-vl3-vpp: a VPP of its own in its pod, its clients' connections and its peerings memifs
-// into that VPP. Elsewhere (the simulator has no VPP for pods; vl3-dual-stack and vl3-dns, whose
-// endpoints need an address in their pod's kernel) its data plane is its pod's kernel and the
+// into that VPP, and a kernel connection to itself into its pod (vl3_self_test.go). On the
+// simulator, which has no VPP for pods, its data plane is its pod's kernel and the
 // endpoints' connections are kernel ones. The service's payload is IP as upstream's on
 // real VPP (wireguard between the nodes), Ethernet on the simulator, which carries nothing over
 // wireguard (VXLAN between the nodes). Placement is fixed: IPAM and the first endpoint and
@@ -90,7 +90,9 @@ type vl3Run struct {
 	endpoints []*domain.Endpoint
 	// ownVPPs are the endpoints' own VPPs by endpoint name, when they have one.
 	ownVPPs map[string]*domain.VPPEndpoint
-	clients []*domain.Client
+	// selfAddrs are the addresses of each own-VPP endpoint's connection to itself, by name.
+	selfAddrs map[string][]string
+	clients   []*domain.Client
 	// gone are the pods whose programs were stopped by a step: they must be empty at the end.
 	gone []*domain.Client
 }
@@ -103,9 +105,9 @@ var vl3Examples = []vl3Example{
 		step: &vl3Step{"both clients' pods deleted, two new clients ready", replaceVl3Clients}},
 	{name: "vl3-ipv6", tag: "uv6", service: "vl3-ipv6", families: []vl3Family{vl3IPv6}, feature: true, ownVPP: true},
 	{name: "vl3-dual-stack", tag: "uvds", service: "vl3-dual-stack", families: []vl3Family{vl3IPv4, vl3IPv6},
-		endpointsPing: true, fast: true},
+		endpointsPing: true, fast: true, ownVPP: true},
 	{name: "vl3-dns", tag: "uvdns", service: "vl3-dns", families: []vl3Family{vl3IPv4}, clients: 4, byName: true,
-		feature: true},
+		feature: true, ownVPP: true},
 	{name: "vl3-dataplane-interrupt", tag: "uvdpi", service: "vl3", families: []vl3Family{vl3IPv4}, ownVPP: true,
 		realVPPOnly: true, compare: true, step: &vl3Step{"all memifs of each endpoint's VPP set down in turn, the network heals",
 			interruptVl3Dataplanes}},
@@ -169,6 +171,9 @@ func runVl3Example(t *testing.T, ex vl3Example, realVPP string) {
 			want = append(want, family.endpointAddrs[i])
 		}
 		require.Equal(t, want, vl3EndpointAddrs(t, e), "%s's vl3 addresses", e.Name)
+	}
+	if r.ownVPPs != nil {
+		r.requireEndpointsConnectedToThemselves(t)
 	}
 	if ex.byName {
 		rep.step("every client pings every client and both endpoints by name, and looks their addresses up")

@@ -30,7 +30,7 @@ func (r *vl3Run) requireNamePings(ctx context.Context, t *testing.T) {
 		want[c.Name+"."+r.service] = vl3ClientAddrs(t, c, 1)[0]
 	}
 	for _, e := range r.endpoints {
-		want[e.Name+"."+r.service] = vl3EndpointAddrs(t, e)[0]
+		want[e.Name+"."+r.service] = r.endpointNameAddr(t, e.Name)
 	}
 	for _, pinger := range r.clients {
 		useConnectionDNS(t, pinger)

@@ -26,6 +26,9 @@ type dataplane struct {
 	heal []heal.Option
 	// close releases what the data plane holds once the chains are done.
 	close func()
+	// connectsToItself makes the endpoint's kernel connection to itself (self.go): with a VPP,
+	// where that connection's two ends are the pod's kernel and the VPP.
+	connectsToItself bool
 }
 
 // kernelDataplane routes in the pod's kernel: every connection, client or peer, is a kernel

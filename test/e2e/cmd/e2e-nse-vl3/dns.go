@@ -19,50 +19,77 @@ import (
 
 // vl3DNS is the endpoint's DNS server, sdk's vl3dns as in cmd-nse-vl3-vpp: every connection's
 // source addresses under the names NSM_DNS_TEMPLATES make of it (the client's podName label
-// and the service by default), answered on port 53 at the endpoint's own address; names it
-// does not hold are asked of the other endpoints' DNS servers, learnt over the peerings.
+// and the service by default), answered on port 53 on every address of the pod; names it does
+// not hold are asked of the other endpoints' DNS servers, learnt over the peerings.
 //
-// Upstream's endpoint gets its own name by a kernel connection to itself through the nsmgr and
-// the forwarder (its own record is that connection's client address). This endpoint's data
-// plane is its pod's kernel, where both ends of such a connection would share one namespace
-// and one prefix; it answers its own name with its own address instead.
+// Its clients are told one address of it (serveAt). With a VPP that is the address of the
+// endpoint's connection to itself (self.go), as upstream's, and its own names point at that
+// connection as at any client's. The kernel data plane makes no such connection (both of its
+// ends would be one namespace): its address is the endpoint's own, and nameItself points the
+// endpoint's names at it.
 type vl3DNS struct {
 	// configs are the other endpoints' DNS servers, filled by the peering client and the server.
 	configs *genericsync.Map[string, []*networkservice.DNSConfig]
 	server  networkservice.NetworkServiceServer
-	// own is the endpoint's server address, also in its peering requests.
-	own net.IP
+	// templates make the DNS names; selfRecords are the endpoint's own (kernel data plane).
+	templates   []string
+	selfRecords *genericsync.Map[string, []net.IP]
+	// serverIP hands vl3dns its address; own is that address, also in the peering requests.
+	serverIP chan net.IP
+	own      net.IP
 }
 
 // dnsPort is where the endpoints' DNS servers listen, on every address of the pod: upstream's.
 const dnsPort = 53
 
-// newVl3DNS serves DNS on port (at own, the endpoint's first address, among others) until ctx
-// ends; name and service give the endpoint's own record.
-func newVl3DNS(ctx context.Context, templates []string, own net.IP, name, service string, port int) (*vl3DNS, error) {
-	selfRecords := new(genericsync.Map[string, []net.IP])
+// newVl3DNS serves DNS on port until ctx ends. Its clients are refused (to retry) until it is
+// given its address (serveAt).
+func newVl3DNS(ctx context.Context, templates []string, port int) (*vl3DNS, error) {
+	// vl3dns would panic on a bad template: say which variable is wrong instead.
 	for _, text := range templates {
+		if _, err := recordOf(text, &networkservice.Connection{}); err != nil {
+			return nil, err
+		}
+	}
+	d := &vl3DNS{
+		configs:     new(genericsync.Map[string, []*networkservice.DNSConfig]),
+		templates:   templates,
+		selfRecords: new(genericsync.Map[string, []net.IP]),
+		serverIP:    make(chan net.IP, 1),
+	}
+	d.server = vl3dns.NewServer(ctx, d.serverIP,
+		vl3dns.WithDomainSchemes(templates...),
+		vl3dns.WithConfigs(d.configs),
+		vl3dns.WithDNSPort(port),
+		// The endpoint's own names first (kernel data plane), then vl3dns's records and the
+		// other endpoints.
+		vl3dns.WithDNSListenAndServeFunc(func(ctx context.Context, handler dnsutils.Handler, listenOn string) {
+			dnsutils.ListenAndServe(ctx, dnschain.NewDNSHandler(memory.NewDNSHandler(d.selfRecords), handler), listenOn)
+		}),
+	)
+	return d, nil
+}
+
+// serveAt makes addr the DNS server address the endpoint's clients and peers are given; once
+// only, before the peering (client) is made.
+func (d *vl3DNS) serveAt(addr net.IP) {
+	d.own = addr
+	d.serverIP <- addr
+}
+
+// nameItself points the endpoint's own names (name as its podName, service) at its server
+// address, for the data plane that makes no connection to itself.
+func (d *vl3DNS) nameItself(name, service string) error {
+	for _, text := range d.templates {
 		record, err := recordOf(text, &networkservice.Connection{
 			Labels: map[string]string{"podName": name}, NetworkService: service,
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		selfRecords.Store(record, []net.IP{own})
+		d.selfRecords.Store(record, []net.IP{d.own})
 	}
-	serverIP := make(chan net.IP, 1)
-	serverIP <- own
-	d := &vl3DNS{configs: new(genericsync.Map[string, []*networkservice.DNSConfig]), own: own}
-	d.server = vl3dns.NewServer(ctx, serverIP,
-		vl3dns.WithDomainSchemes(templates...),
-		vl3dns.WithConfigs(d.configs),
-		vl3dns.WithDNSPort(port),
-		// The endpoint's own names first, then vl3dns's records and the other endpoints.
-		vl3dns.WithDNSListenAndServeFunc(func(ctx context.Context, handler dnsutils.Handler, listenOn string) {
-			dnsutils.ListenAndServe(ctx, dnschain.NewDNSHandler(memory.NewDNSHandler(selfRecords), handler), listenOn)
-		}),
-	)
-	return d, nil
+	return nil
 }
 
 // client is the peering connection's part: it names this endpoint's DNS server to the other

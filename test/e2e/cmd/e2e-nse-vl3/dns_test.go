@@ -23,9 +23,10 @@ func TestEndpointDNSAnswersItselfAndItsClients(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	port := freeUDPPort(t)
-	d, err := newVl3DNS(ctx, []string{`{{ index .Labels "podName" }}.{{ .NetworkService }}.`},
-		net.ParseIP("172.16.0.0"), "nse-vl3-1", "vl3-dns", port)
+	d, err := newVl3DNS(ctx, []string{`{{ index .Labels "podName" }}.{{ .NetworkService }}.`}, port)
 	require.NoError(t, err)
+	d.serveAt(net.ParseIP("172.16.0.0"))
+	require.NoError(t, d.nameItself("nse-vl3-1", "vl3-dns"))
 	server := fmt.Sprintf("127.0.0.1:%d", port)
 
 	require.Eventually(t, func() bool {
@@ -47,6 +48,56 @@ func TestEndpointDNSAnswersItselfAndItsClients(t *testing.T) {
 	_, err = chain.Close(ctx, conn)
 	require.NoError(t, err)
 	require.Empty(t, answer(t, server, "nsc-vl3-1.vl3-dns.", dns.TypeA))
+}
+
+// With a VPP, the endpoint's own name is its connection to itself, as upstream's: that
+// connection's Request comes before the server has an address (and gets no DNS config), its
+// source address becomes the server's, and its name and address answer both ways.
+func TestEndpointDNSNamesItselfByItsConnectionToItself(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	port := freeUDPPort(t)
+	d, err := newVl3DNS(ctx, []string{`{{ index .Labels "podName" }}.{{ .NetworkService }}.`}, port)
+	require.NoError(t, err)
+	server := fmt.Sprintf("127.0.0.1:%d", port)
+
+	selfChain := next.NewNetworkServiceServer(metadata.NewServer(), d.server, &addressed{"172.16.0.1/32"})
+	self, err := selfChain.Request(ctx, &networkservice.NetworkServiceRequest{Connection: &networkservice.Connection{
+		Id: "nse-vl3-1-kernel", NetworkService: "vl3-dns", Labels: map[string]string{"podName": "nse-vl3-1"},
+		Context: &networkservice.ConnectionContext{},
+		Path: &networkservice.Path{PathSegments: []*networkservice.PathSegment{
+			{Name: "nse-vl3-1"}, {Name: "nsmgr-1"}, {Name: "forwarder-1"}, {Name: "nse-vl3-1"},
+		}, Index: 3},
+	}})
+	require.NoError(t, err)
+	require.Empty(t, self.GetContext().GetDnsContext().GetConfigs())
+	d.serveAt(self.GetContext().GetIpContext().GetSrcIPNets()[0].IP)
+
+	require.Eventually(t, func() bool {
+		return answer(t, server, "nse-vl3-1.vl3-dns.", dns.TypeA) == "172.16.0.1"
+	}, 5*time.Second, 50*time.Millisecond)
+	require.Equal(t, "nse-vl3-1.vl3-dns.", answer(t, server, "1.0.16.172.in-addr.arpa.", dns.TypePTR))
+
+	// A client asking before the server has taken the address is told to retry (vl3dns's
+	// "DNS address is initializing"), as sdk's retry client does.
+	chain := next.NewNetworkServiceServer(metadata.NewServer(), d.server, &addressed{"172.16.0.2/32"})
+	var conn *networkservice.Connection
+	require.Eventually(t, func() bool {
+		conn, err = chain.Request(ctx, &networkservice.NetworkServiceRequest{Connection: &networkservice.Connection{
+			Id: "nsc-1", NetworkService: "vl3-dns", Labels: map[string]string{"podName": "nsc-vl3-1"},
+			Context: &networkservice.ConnectionContext{},
+			Path: &networkservice.Path{PathSegments: []*networkservice.PathSegment{
+				{Name: "nsc-vl3-1"}, {Name: "nsmgr-1"}, {Name: "forwarder-1"}, {Name: "nse-vl3-1"},
+			}, Index: 3},
+		}})
+		return err == nil
+	}, 5*time.Second, 50*time.Millisecond)
+	require.Equal(t, []*networkservice.DNSConfig{{DnsServerIps: []string{"172.16.0.1"}, SearchDomains: []string{"vl3-dns"}}},
+		conn.GetContext().GetDnsContext().GetConfigs())
+
+	_, err = selfChain.Close(ctx, self)
+	require.NoError(t, err)
+	require.Empty(t, answer(t, server, "nse-vl3-1.vl3-dns.", dns.TypeA))
 }
 
 // addressed stands for the vl3 server: it gives the connection its source address.

@@ -7,7 +7,9 @@
 // forwarding. With NSM_VPP_API_SOCKET it drives a VPP of its own in its pod instead, as upstream
 // does: memif connections into a VRF of that VPP (vpp.go). Once registered it asks for the same service from every vl3 endpoint registered
 // before it (peers.go), so that every two endpoints of the network share one connection, through
-// the forwarders. It serves DNS names of its clients and of itself as upstream's does (dns.go).
+// the forwarders. With a VPP it also connects to itself as upstream's does (self.go), a kernel
+// connection into its pod. It serves DNS names of its clients and of itself as upstream's does
+// (dns.go).
 //
 // `e2e-nse-vl3 ipam` is the vl3 IPAM server instead, as NSM's cmd-ipam-vl3 (ipam.go).
 //
@@ -122,9 +124,7 @@ func runEndpoint() error {
 		pools, prefixes = append(pools, pool), append(prefixes, prefix)
 	}
 
-	// The endpoint's DNS server address is its first prefix's first address, as its own.
-	_, first, _ := net.ParseCIDR(prefixes[0])
-	dns, err := newVl3DNS(chainCtx, cfg.DNSTemplates, first.IP, cfg.Name, cfg.ServiceNames[0], dnsPort)
+	dns, err := newVl3DNS(chainCtx, cfg.DNSTemplates, dnsPort)
 	if err != nil {
 		return err
 	}
@@ -153,9 +153,25 @@ func runEndpoint() error {
 	if err != nil {
 		return err
 	}
+	// As upstream: the connection to itself before the peerings, which carry its address.
+	var self *selfConnection
+	if plane.connectsToItself {
+		if self, err = connectToItself(chainCtx, ctx, &cfg, dialOptions); err != nil {
+			return errors.Join(err, unregister())
+		}
+		dns.serveAt(self.addr())
+		log.FromContext(ctx).Infof("connected to itself: %s", self.addr())
+	} else {
+		// The kernel data plane's DNS server address is its first prefix's first address.
+		_, first, _ := net.ParseCIDR(prefixes[0])
+		dns.serveAt(first.IP)
+		if err = dns.nameItself(cfg.Name, cfg.ServiceNames[0]); err != nil {
+			return errors.Join(err, unregister())
+		}
+	}
 	peers := newPeering(chainCtx, &cfg, dialOptions, pools, dns.client(), plane)
 	if err = peers.connectToEarlierEndpoints(ctx, nse); err != nil {
-		return errors.Join(err, peers.closeAll(), unregister())
+		return errors.Join(err, peers.closeAll(), self.close(), unregister())
 	}
 	// The harness waits for this line (domain.StartVl3Endpoint): registered and peered.
 	log.FromContext(ctx).Infof("endpoint %s registered for %v at %s, prefix %s, data plane %s", nse.GetName(), nse.GetNetworkServiceNames(), cfg.ListenOn.String(), strings.Join(prefixes, ", "), plane.what)
@@ -163,6 +179,7 @@ func runEndpoint() error {
 	case <-ctx.Done():
 	case err = <-errCh:
 	}
-	// As upstream: the peering connections go first, then the registration.
-	return errors.Join(err, peers.closeAll(), unregister())
+	// The peering connections go first, then the connection to itself (as upstream), then the
+	// registration, so that the nsmgr still finds this endpoint for those Closes.
+	return errors.Join(err, peers.closeAll(), self.close(), unregister())
 }

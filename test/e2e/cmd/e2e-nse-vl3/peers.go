@@ -32,6 +32,9 @@ type peering struct {
 	client networkservice.NetworkServiceClient
 	finder registryapi.NetworkServiceEndpointRegistryClient
 
+	// labels are the peering requests' labels (peerLabels).
+	labels map[string]string
+
 	mu    sync.Mutex
 	conns []*networkservice.Connection
 }
@@ -66,11 +69,27 @@ func newPeering(ctx context.Context, cfg *config, dialOptions []grpc.DialOption,
 		registryclient.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
 			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
 	)
-	return &peering{cfg: cfg, client: retry.NewClient(c, retry.WithTryTimeout(cfg.RequestTimeout)), finder: finder}
+	return &peering{
+		cfg: cfg, client: retry.NewClient(c, retry.WithTryTimeout(cfg.RequestTimeout)), finder: finder,
+		labels: peerLabels(cfg, plane),
+	}
+}
+
+// peerLabels are the labels of a peering request, from which the other endpoint's DNS names
+// this endpoint's address (the peering's source address). With a VPP, none, as upstream's: the
+// endpoint's name is its connection to itself, and a podName here would give the other
+// endpoint a second record of that name, at another address. In the kernel data plane the
+// endpoint's name is its own address, and the other endpoint names it so too: one name for the
+// address, both ways.
+func peerLabels(cfg *config, plane *dataplane) map[string]string {
+	if plane.connectsToItself {
+		return nil
+	}
+	return map[string]string{"podName": cfg.Name}
 }
 
 // connectToEarlierEndpoints asks for the service from every endpoint of it registered before
-// self, one after the other.
+// self, one after the other; one it cannot reach is left out.
 func (p *peering) connectToEarlierEndpoints(ctx context.Context, self *registryapi.NetworkServiceEndpoint) error {
 	stream, err := p.finder.Find(ctx, &registryapi.NetworkServiceEndpointQuery{
 		NetworkServiceEndpoint: &registryapi.NetworkServiceEndpoint{NetworkServiceNames: p.cfg.ServiceNames},
@@ -89,14 +108,15 @@ func (p *peering) connectToEarlierEndpoints(ctx context.Context, self *registrya
 				NetworkServiceEndpointName: nse.GetName(),
 				NetworkService:             p.cfg.ServiceNames[0],
 				Payload:                    p.cfg.Payload,
-				// The other endpoint's DNS names this endpoint's address by it, as its own
-				// server does (vl3DNS): one name for the address, both ways.
-				Labels: map[string]string{"podName": p.cfg.Name},
+				Labels:                     p.labels,
 			},
 		})
 		cancel()
 		if requestErr != nil {
-			return fmt.Errorf("peer with vl3 endpoint %s: %w", nse.GetName(), requestErr)
+			// As upstream's: an endpoint that crashed stays registered until its registration
+			// expires, and must not keep this one from peering with the others and serving.
+			log.FromContext(ctx).Errorf("peer with vl3 endpoint %s: %v", nse.GetName(), requestErr)
+			continue
 		}
 		log.FromContext(ctx).Infof("peered with vl3 endpoint %s: %s %v", nse.GetName(), conn.GetMechanism().GetType(), conn.GetMechanism().GetParameters())
 		p.mu.Lock()

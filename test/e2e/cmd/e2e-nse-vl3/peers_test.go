@@ -85,3 +85,12 @@ func TestDualStackPeeringKeepsTheEndpointsOwnAddresses(t *testing.T) {
 func peeringDNS(own string) networkservice.NetworkServiceClient {
 	return vl3dns.NewClient(net.ParseIP(own), new(genericsync.Map[string, []*networkservice.DNSConfig]))
 }
+
+// With a VPP the endpoint's name is its connection to itself: its peering requests carry no
+// podName (as upstream's), or the other endpoint would answer that name with the peering's
+// address. In the kernel data plane both endpoints name it by its own address.
+func TestPeeringRequestsNameTheEndpointOnlyWithoutAConnectionToItself(t *testing.T) {
+	cfg := &config{Name: "nse-vl3-2"}
+	require.Empty(t, peerLabels(cfg, &dataplane{connectsToItself: true}))
+	require.Equal(t, map[string]string{"podName": "nse-vl3-2"}, peerLabels(cfg, &dataplane{}))
+}

@@ -79,6 +79,7 @@ func vppDataplane(ctx context.Context, cfg *config) (*dataplane, error) {
 			heal.WithLivenessCheckInterval(cfg.LivenessCheckInterval),
 			heal.WithLivenessCheckTimeout(cfg.LivenessCheckTimeout),
 		},
-		close: vppConn.Disconnect,
+		close:            vppConn.Disconnect,
+		connectsToItself: true,
 	}, nil
 }
