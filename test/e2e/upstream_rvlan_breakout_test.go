@@ -59,16 +59,9 @@ func runKernel2RVlanBreakout(t *testing.T, sc scenario) {
 	vlan := &multiNSVlan{id: breakoutVlanID, hostAddr: breakoutTester, hostIfname: testerIfname}
 
 	rep.step("connect: a client on each node")
-	type breakoutClient struct {
-		client      *domain.Client
-		node        *domain.Node
-		addr        netip.Prefix
-		idleBridges []uint32
-		capture     *capture
-	}
-	var clients []*breakoutClient
+	var clients []*vlanClient
 	for i, node := range d.Nodes {
-		c := &breakoutClient{node: node, idleBridges: bridgeDomains(ctx, t, d, node)}
+		c := &vlanClient{node: node, idleBridges: bridgeDomains(ctx, t, d, node)}
 		c.capture = startCapture(ctx, t, d.Topology.FabricNetns(), topology.TrunkPort(node.Node))
 		c.client, err = d.Connect(ctx, node, fmt.Sprintf("iperf1-s-%d", i+1), fmt.Sprintf("kernel://%s/%s", breakoutService, clientIfname))
 		require.NoError(t, err)
@@ -113,19 +106,5 @@ func runKernel2RVlanBreakout(t *testing.T, sc scenario) {
 		}
 	}
 
-	rep.step("close leaves nothing")
-	for _, c := range clients {
-		require.NoError(t, c.client.Close(), "the Close of %s failed:\n%s", c.client.Name, c.client.Proc.LogTail(20))
-		requireEventuallyEmpty(t, "pod of "+c.client.Name, c.client.Pod.Netns)
-	}
-	for _, n := range d.Nodes {
-		requireVPPClean(ctx, t, d, n)
-		requireNodeKernelClean(t, n)
-	}
-	for _, c := range clients {
-		requireBridgeDomainsBack(ctx, t, d, c.node, c.idleBridges)
-	}
-	rep.step("endpoint unregisters")
-	require.NoError(t, nse.Close())
-	requireEventuallyUnregistered(ctx, t, d, nse.Name)
+	requireVlanCloseLeavesNothing(ctx, t, d, rep, clients, nse)
 }

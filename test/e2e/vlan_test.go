@@ -166,6 +166,14 @@ func runRemoteVlan(t *testing.T, sc scenario, restart bool) {
 		}
 	}
 
+	requireVlanCloseLeavesNothing(ctx, t, d, rep, clients, nse)
+}
+
+// requireVlanCloseLeavesNothing closes every client and then the endpoint: each client's pod
+// empty, every node's VPP and namespace clean, every node's bridge domains as before the
+// client connected, the endpoint unregistered.
+func requireVlanCloseLeavesNothing(ctx context.Context, t *testing.T, d *domain.Domain, rep *report, clients []*vlanClient, nse *domain.VlanEndpoint) {
+	t.Helper()
 	rep.step("close leaves nothing")
 	for _, c := range clients {
 		require.NoError(t, c.client.Close(), "the Close of %s failed:\n%s", c.client.Name, c.client.Proc.LogTail(20))
