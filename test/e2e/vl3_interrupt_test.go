@@ -73,12 +73,21 @@ func (r *vl3Run) pingsFailure(ctx context.Context, t *testing.T) string {
 	}
 	targets = append(targets, r.endpointAddrs(t)...)
 	for _, pinger := range r.clients {
-		for _, target := range targets {
-			out, err := exec.CommandContext(ctx, "ip", "netns", "exec", pinger.Pod.Netns,
-				"ping", "-c", "2", "-i", "0.5", "-W", "2", target).CombinedOutput()
-			if err != nil {
-				return fmt.Sprintf("%s pings %s: %v\n%s", pinger.Name, target, err, out)
-			}
+		if failure := pingFailure(ctx, pinger.Name, pinger.Pod.Netns, targets); failure != "" {
+			return failure
+		}
+	}
+	return ""
+}
+
+// pingFailure pings every target from netns, the pod of name, and describes the first ping that
+// fails; "" when all pass.
+func pingFailure(ctx context.Context, name, netns string, targets []string) string {
+	for _, target := range targets {
+		out, err := exec.CommandContext(ctx, "ip", "netns", "exec", netns,
+			"ping", "-c", "2", "-i", "0.5", "-W", "2", target).CombinedOutput()
+		if err != nil {
+			return fmt.Sprintf("%s pings %s: %v\n%s", name, target, err, out)
 		}
 	}
 	return ""

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -52,12 +51,8 @@ func restartVl3Forwarder(ctx context.Context, t *testing.T, r *vl3Run) {
 func (r *vl3Run) endpointPingsFailure(ctx context.Context, t *testing.T) string {
 	targets := r.endpointAddrs(t)
 	for _, pinger := range r.endpoints {
-		for _, target := range targets {
-			out, err := exec.CommandContext(ctx, "ip", "netns", "exec", pinger.Pod.Netns,
-				"ping", "-c", "2", "-i", "0.5", "-W", "2", target).CombinedOutput()
-			if err != nil {
-				return fmt.Sprintf("%s pings %s: %v\n%s", pinger.Name, target, err, out)
-			}
+		if failure := pingFailure(ctx, pinger.Name, pinger.Pod.Netns, targets); failure != "" {
+			return failure
 		}
 	}
 	return ""
