@@ -13,8 +13,6 @@ import (
 
 	"github.com/networkservicemesh/api/pkg/api/networkservice"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/core/next"
-	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
-	registryauthorize "github.com/networkservicemesh/sdk/pkg/registry/common/authorize"
 	registryrecvfd "github.com/networkservicemesh/sdk/pkg/registry/common/recvfd"
 	registrysendfd "github.com/networkservicemesh/sdk/pkg/registry/common/sendfd"
 
@@ -107,17 +105,9 @@ func newLoadBalancer(ctx context.Context, cfg *config, dialOptions []grpc.DialOp
 		targetPort = cfg.Port
 	}
 	// As the vl3lb's: unix URLs of local endpoints come as the endpoints' sockets.
-	finder := registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
-		registryclient.WithClientURL(&cfg.ConnectTo),
-		registryclient.WithDialTimeout(cfg.DialTimeout),
-		registryclient.WithDialOptions(dialOptions...),
-		registryclient.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
-			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
-		registryclient.WithNSEAdditionalFunctionality(
-			registryrecvfd.NewNetworkServiceEndpointRegistryClient(),
-			registrysendfd.NewNetworkServiceEndpointRegistryClient(),
-		),
-	)
+	finder := nsmgrpc.EndpointRegistryClient(ctx, &cfg.ConnectTo, cfg.DialTimeout, dialOptions,
+		registryrecvfd.NewNetworkServiceEndpointRegistryClient(),
+		registrysendfd.NewNetworkServiceEndpointRegistryClient())
 	return newLBClient(ctx, func(service string, vip net.IP) runner {
 		return &balancing{
 			service: service, finder: finder, dialOpts: dialOptions,

@@ -16,8 +16,6 @@ import (
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/heal"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/common/retry"
 	"github.com/networkservicemesh/sdk/pkg/networkservice/connectioncontext/ipcontext/vl3"
-	registryclient "github.com/networkservicemesh/sdk/pkg/registry/chains/client"
-	registryauthorize "github.com/networkservicemesh/sdk/pkg/registry/common/authorize"
 	"github.com/networkservicemesh/sdk/pkg/tools/log"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/internal/nsmgrpc"
@@ -62,13 +60,7 @@ func newPeering(ctx context.Context, cfg *config, dialOptions []grpc.DialOption,
 		// A peer is that endpoint or none: a heal must not move the connection to another one.
 		client.WithReselectFunc(begin.ReselectWithSameEndpointFunc),
 	)
-	finder := registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
-		registryclient.WithClientURL(&cfg.ConnectTo),
-		registryclient.WithDialTimeout(cfg.DialTimeout),
-		registryclient.WithDialOptions(dialOptions...),
-		registryclient.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
-			registryauthorize.WithPolicies(nsmgrpc.RegistryClientPolicies...))),
-	)
+	finder := nsmgrpc.EndpointRegistryClient(ctx, &cfg.ConnectTo, cfg.DialTimeout, dialOptions)
 	return &peering{
 		cfg: cfg, client: retry.NewClient(c, retry.WithTryTimeout(cfg.RequestTimeout)), finder: finder,
 		labels: peerLabels(cfg, plane),

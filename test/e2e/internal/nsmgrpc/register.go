@@ -52,14 +52,7 @@ func Register(ctx context.Context, e *Endpoint) (*registryapi.NetworkServiceEndp
 			return nil, nil, err
 		}
 	}
-	nseClient := registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
-		registryclient.WithClientURL(e.ConnectTo),
-		registryclient.WithDialTimeout(e.DialTimeout),
-		registryclient.WithDialOptions(e.DialOptions...),
-		registryclient.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
-			registryauthorize.WithPolicies(RegistryClientPolicies...))),
-		registryclient.WithNSEAdditionalFunctionality(e.NSEClients...),
-	)
+	nseClient := EndpointRegistryClient(ctx, e.ConnectTo, e.DialTimeout, e.DialOptions, e.NSEClients...)
 	nse := &registryapi.NetworkServiceEndpoint{
 		Name:                 e.Name,
 		NetworkServiceNames:  e.Services,
@@ -97,4 +90,19 @@ func RegisterServices(ctx context.Context, e *Endpoint, services ...*registryapi
 		}
 	}
 	return nil
+}
+
+// EndpointRegistryClient is a client of the endpoint registry through connectTo (an nsmgr or
+// the registry), authorized as the harness's workloads are; more joins its chain (an endpoint
+// behind an nsmgr passes its descriptors with recvfd and sendfd).
+func EndpointRegistryClient(ctx context.Context, connectTo *url.URL, dialTimeout time.Duration, dialOptions []grpc.DialOption,
+	more ...registryapi.NetworkServiceEndpointRegistryClient) registryapi.NetworkServiceEndpointRegistryClient {
+	return registryclient.NewNetworkServiceEndpointRegistryClient(ctx,
+		registryclient.WithClientURL(connectTo),
+		registryclient.WithDialTimeout(dialTimeout),
+		registryclient.WithDialOptions(dialOptions...),
+		registryclient.WithAuthorizeNSERegistryClient(registryauthorize.NewNetworkServiceEndpointRegistryClient(
+			registryauthorize.WithPolicies(RegistryClientPolicies...))),
+		registryclient.WithNSEAdditionalFunctionality(more...),
+	)
 }
