@@ -18,9 +18,7 @@ import (
 // every client and both endpoints again, each endpoint pod pings both endpoints through its
 // connection to itself, and Close leaves nothing in any pod, VPP or node namespace.
 func TestVl3ForwarderRestart(t *testing.T) {
-	if os.Getenv("E2E_UPSTREAM_SLOW") == "" {
-		t.Skip("issue 24: beyond make test's time budget; E2E_UPSTREAM_SLOW=1 (make upstream-slow) runs it")
-	}
+	skipUnlessFeaturesSlow(t)
 	ex := vl3Example{name: "vl3-forwarder-restart", tag: "hfr", service: "vl3", families: []vl3Family{vl3IPv4},
 		endpointsPing: true, ownVPP: true, realVPPOnly: true,
 		step: &vl3Step{"node 1's forwarder SIGKILLed and restarted; every client and endpoint pod pings again",

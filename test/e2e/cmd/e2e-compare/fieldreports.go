@@ -54,6 +54,9 @@ var fieldReports = []scenario{
 	{"wireguard between nodes, forwarder restart, real VPP", "TestWireguardSurvivesForwarderRestart/vpp"},
 	{"IPsec (IKEv2) between nodes, forwarder restart, real VPP", "TestIPsecSurvivesForwarderRestart/vpp"},
 	{"memif from a client's own VPP to kernel, forwarder restart, real VPP", "TestLocalMemifSurvivesForwarderRestart/vpp"},
+	// Not a field report: a forwarder restart under a vl3 network whose endpoint loops back to
+	// itself through that forwarder (upstream's vl3 endpoints do), real VPP only.
+	{"vl3 endpoint's loop to itself, forwarder restart, real VPP", "TestVl3ForwarderRestart/vpp"},
 }
 
 // fieldReportsIntro says what the table is, above it in docs/compare.md.
