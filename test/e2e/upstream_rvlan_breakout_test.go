@@ -61,7 +61,7 @@ func runKernel2RVlanBreakout(t *testing.T, sc scenario) {
 	rep.step("connect: a client on each node")
 	var clients []*vlanClient
 	for i, node := range d.Nodes {
-		c := &vlanClient{node: node, idleBridges: bridgeDomains(ctx, t, d, node)}
+		c := &vlanClient{vlanAttachment: attachTo(ctx, t, d, node)}
 		c.capture = startCapture(ctx, t, d.Topology.FabricNetns(), topology.TrunkPort(node.Node))
 		c.client, err = d.Connect(ctx, node, fmt.Sprintf("iperf1-s-%d", i+1), fmt.Sprintf("kernel://%s/%s", breakoutService, clientIfname))
 		require.NoError(t, err)

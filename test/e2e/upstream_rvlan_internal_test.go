@@ -45,14 +45,12 @@ func runKernel2RVlanInternal(t *testing.T, sc scenario) {
 
 	rep.step("connect: a client on each node, an address of each family")
 	type internalClient struct {
-		client      *domain.Client
-		node        *domain.Node
-		addrs       []netip.Prefix
-		idleBridges []uint32
+		vlanAttachment
+		addrs []netip.Prefix
 	}
 	var clients []*internalClient
 	for i, node := range d.Nodes {
-		c := &internalClient{node: node, idleBridges: bridgeDomains(ctx, t, d, node)}
+		c := &internalClient{vlanAttachment: attachTo(ctx, t, d, node)}
 		c.client, err = d.Connect(ctx, node, fmt.Sprintf("iperf1-s-%d", i+1), fmt.Sprintf("kernel://%s/%s", vlanService, clientIfname))
 		require.NoError(t, err)
 		require.Len(t, c.client.Connections, 1)
@@ -89,21 +87,7 @@ func runKernel2RVlanInternal(t *testing.T, sc scenario) {
 		requireIperf3(ctx, t, run.server.client.Pod.Netns, run.user.client.Pod.Netns, run.server.addrs[run.family].Addr(), run.udp, 5)
 	}
 
-	rep.step("close leaves nothing")
-	for _, c := range clients {
-		require.NoError(t, c.client.Close(), "the Close of %s failed:\n%s", c.client.Name, c.client.Proc.LogTail(20))
-		requireEventuallyEmpty(t, "pod of "+c.client.Name, c.client.Pod.Netns)
-	}
-	for _, n := range d.Nodes {
-		requireVPPClean(ctx, t, d, n)
-		requireNodeKernelClean(t, n)
-	}
-	for _, c := range clients {
-		requireBridgeDomainsBack(ctx, t, d, c.node, c.idleBridges)
-	}
-	rep.step("endpoint unregisters")
-	require.NoError(t, nse.Close())
-	requireEventuallyUnregistered(ctx, t, d, nse.Name)
+	requireVlanCloseLeavesNothing(ctx, t, d, rep, clients, nse)
 }
 
 // requireIperf3 is one of upstream's runs: `iperf3 -sD -B <addr> -1` in the server's pod, then

@@ -70,14 +70,27 @@ func TestRemoteVlanBetweenNodes(t *testing.T) {
 	})
 }
 
-// vlanClient is one client of the remote vlan scenario, on its node.
-type vlanClient struct {
+// vlanAttachment is a client on a VLAN, on its node.
+type vlanAttachment struct {
 	client *domain.Client
 	node   *domain.Node
-	addr   netip.Prefix
 	// idleBridges are its node VPP's bridge domains before it connected.
 	idleBridges []uint32
-	capture     *capture
+}
+
+// attachment lets requireVlanCloseLeavesNothing take any client type that embeds it.
+func (a *vlanAttachment) attachment() *vlanAttachment { return a }
+
+// attachTo is a client about to connect on node, with node's bridge domains as they are now.
+func attachTo(ctx context.Context, t *testing.T, d *domain.Domain, node *domain.Node) vlanAttachment {
+	return vlanAttachment{node: node, idleBridges: bridgeDomains(ctx, t, d, node)}
+}
+
+// vlanClient is one client of the remote vlan scenario, on its node.
+type vlanClient struct {
+	vlanAttachment
+	addr    netip.Prefix
+	capture *capture
 }
 
 // runRemoteVlan connects one client on each node of sc to the VLAN, and requires every client
@@ -96,7 +109,7 @@ func runRemoteVlan(t *testing.T, sc scenario, restart bool) {
 	rep.step("connect")
 	var clients []*vlanClient
 	for i, node := range d.Nodes {
-		c := &vlanClient{node: node, idleBridges: bridgeDomains(ctx, t, d, node)}
+		c := &vlanClient{vlanAttachment: attachTo(ctx, t, d, node)}
 		c.capture = startCapture(ctx, t, d.Topology.FabricNetns(), topology.TrunkPort(node.Node))
 		c.client, err = d.Connect(ctx, node, fmt.Sprintf("nsc%d", i+1), fmt.Sprintf("kernel://%s/%s", vlanService, clientIfname))
 		require.NoError(t, err)
@@ -172,19 +185,20 @@ func runRemoteVlan(t *testing.T, sc scenario, restart bool) {
 // requireVlanCloseLeavesNothing closes every client and then the endpoint: each client's pod
 // empty, every node's VPP and namespace clean, every node's bridge domains as before the
 // client connected, the endpoint unregistered.
-func requireVlanCloseLeavesNothing(ctx context.Context, t *testing.T, d *domain.Domain, rep *report, clients []*vlanClient, nse *domain.VlanEndpoint) {
+func requireVlanCloseLeavesNothing[C interface{ attachment() *vlanAttachment }](ctx context.Context, t *testing.T, d *domain.Domain, rep *report, clients []C, nse *domain.VlanEndpoint) {
 	t.Helper()
 	rep.step("close leaves nothing")
 	for _, c := range clients {
-		require.NoError(t, c.client.Close(), "the Close of %s failed:\n%s", c.client.Name, c.client.Proc.LogTail(20))
-		requireEventuallyEmpty(t, "pod of "+c.client.Name, c.client.Pod.Netns)
+		a := c.attachment()
+		require.NoError(t, a.client.Close(), "the Close of %s failed:\n%s", a.client.Name, a.client.Proc.LogTail(20))
+		requireEventuallyEmpty(t, "pod of "+a.client.Name, a.client.Pod.Netns)
 	}
 	for _, n := range d.Nodes {
 		requireVPPClean(ctx, t, d, n)
 		requireNodeKernelClean(t, n)
 	}
 	for _, c := range clients {
-		requireBridgeDomainsBack(ctx, t, d, c.node, c.idleBridges)
+		requireBridgeDomainsBack(ctx, t, d, c.attachment().node, c.attachment().idleBridges)
 	}
 	rep.step("endpoint unregisters")
 	require.NoError(t, nse.Close())
