@@ -60,7 +60,7 @@ func run() error {
 	runs := flag.Int("runs", 3, "runs of every scenario on each forwarder")
 	root := flag.String("root", ".", "repository root")
 	lock := flag.String("lock", "", "file to flock around each run of the suite, to take turns with other heavy jobs")
-	keep := flag.String("results", "", "also keep every run's results (JSON lines) in this file")
+	keep := flag.String("results", "", "also keep every run's results (JSON lines) in this file, and each suite's log beside it")
 	only := flag.String("only", "", "run only the scenarios whose test name matches this regexp")
 	setName := flag.String("set", "field", "scenarios to compare: field (the field reports) or upstream (NSM's example suite)")
 	doc := flag.String("doc", setDocument, "document to write the table into, under the root (empty: none)")
@@ -114,7 +114,7 @@ func run() error {
 	skipped := map[string]string{}
 	for i := 1; i <= *runs; i++ {
 		for _, fwd := range []string{reference, subject} {
-			logPath := filepath.Join(work, fmt.Sprintf("run%d-%s.log", i, fwd))
+			logPath := suiteLog(work, *keep, i, fwd)
 			fmt.Fprintf(os.Stderr, "e2e-compare: run %d/%d on %s: %d scenarios (log: %s)\n", i, *runs, fwd, len(chosen), logPath)
 			took, runErr := runSuite(rootDir, testBinary, chosen, chosenSet.env, fwd, resultsPath, logPath, *lock, skipped)
 			fmt.Fprintf(os.Stderr, "e2e-compare: run %d/%d on %s took %s (%s)\n", i, *runs, fwd, took.Round(time.Second), outcome(runErr))
@@ -171,6 +171,17 @@ func run() error {
 		return fmt.Errorf("%d shortfalls of %s", len(failures), subject)
 	}
 	return nil
+}
+
+// suiteLog is where run i of the suite on fwd logs: beside the kept results (upstream.jsonl gives
+// upstream-run1-stock.log), so that a failure found hours into a comparison can be read after it;
+// in the temporary directory otherwise.
+func suiteLog(work, keptResults string, i int, fwd string) string {
+	name := fmt.Sprintf("run%d-%s.log", i, fwd)
+	if keptResults == "" {
+		return filepath.Join(work, name)
+	}
+	return strings.TrimSuffix(keptResults, filepath.Ext(keptResults)) + "-" + name
 }
 
 // selected returns the scenarios of list to run: those whose test exists in dir's test files

@@ -59,3 +59,17 @@ func TestProgressEchoesOnlyTheChosenScenariosVerdicts(t *testing.T) {
 		t.Error("echoed a RUN line")
 	}
 }
+
+// TestSuiteLogsStayBesideKeptResults: the temporary directory goes when the comparison ends, and
+// with it the only log of a failure that will not come back on the next run.
+func TestSuiteLogsStayBesideKeptResults(t *testing.T) {
+	for _, c := range []struct{ kept, want string }{
+		{"", "/tmp/work/run2-stock.log"},
+		{"/tmp/lead/upstream.jsonl", "/tmp/lead/upstream-run2-stock.log"},
+		{"results", "results-run2-stock.log"},
+	} {
+		if got := suiteLog("/tmp/work", c.kept, 2, "stock"); got != c.want {
+			t.Errorf("-results %q: suite log %s, want %s", c.kept, got, c.want)
+		}
+	}
+}
