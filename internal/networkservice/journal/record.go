@@ -299,13 +299,15 @@ var mechanismParameters = map[string][]string{
 	vxlan.MECHANISM:  {common.SrcIP, common.DstIP, vxlan.VNI, common.SrcPort, common.DstPort},
 }
 
-// strip returns what the journal keeps of conn: its ID, path segment IDs and names, its mechanism's
-// kind and the parameters a cleanup reads, and its IP context. nil stays nil.
+// strip returns what the journal keeps of conn: its ID, service and endpoint names (a restarted
+// forwarder finds the next hop it abandons by the endpoint's), path segment IDs and names, its
+// mechanism's kind and the parameters a cleanup reads, and its IP context. nil stays nil.
 func strip(conn *networkservice.Connection) *networkservice.Connection {
 	if conn == nil {
 		return nil
 	}
-	stripped := &networkservice.Connection{Id: conn.GetId()}
+	stripped := &networkservice.Connection{Id: conn.GetId(), NetworkService: conn.GetNetworkService(),
+		NetworkServiceEndpointName: conn.GetNetworkServiceEndpointName()}
 	if mechanism := conn.GetMechanism(); mechanism != nil {
 		parameters := map[string]string{}
 		for _, key := range mechanismParameters[mechanism.GetType()] {
