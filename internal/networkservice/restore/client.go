@@ -15,15 +15,17 @@ import (
 )
 
 type restoreClient struct {
-	leftovers *Leftovers
+	leftovers    *Leftovers
+	closeNextHop NextHopCloser
 }
 
 // NewClient returns the element of the onward chain that adopts or releases the next hop's side of
 // a connection NewServer claimed, once the next hop answered: adopted when the answer describes
 // exactly what the previous run built, released otherwise. Place it behind every mechanism element
-// of the onward chain and behind recvfd, which names the endpoint's namespace.
-func NewClient(leftovers *Leftovers) networkservice.NetworkServiceClient {
-	return &restoreClient{leftovers: leftovers}
+// of the onward chain and behind recvfd, which names the endpoint's namespace. closeNextHop, if
+// not nil, closes the previous run's connection at a next hop the connection no longer goes to.
+func NewClient(leftovers *Leftovers, closeNextHop NextHopCloser) networkservice.NetworkServiceClient {
+	return &restoreClient{leftovers: leftovers, closeNextHop: closeNextHop}
 }
 
 func (c *restoreClient) Request(ctx context.Context, request *networkservice.NetworkServiceRequest, opts ...grpc.CallOption) (*networkservice.Connection, error) {
@@ -40,6 +42,7 @@ func (c *restoreClient) Request(ctx context.Context, request *networkservice.Net
 	}
 	if lo != nil {
 		c.leftovers.adopter.side(ctx, lo.rec, conn, true)
+		c.closeAbandonedNextHop(ctx, lo.rec.Committed.GetOutgoing(), conn, request.GetConnection().GetPath().GetIndex())
 	}
 	return conn, nil
 }

@@ -63,6 +63,7 @@ import (
 	"github.com/nsmfwd/forwarder-vpp/internal/networkservice/restore"
 	"github.com/nsmfwd/forwarder-vpp/internal/registry/registrylookup"
 	"github.com/nsmfwd/forwarder-vpp/internal/transport/monitorretry"
+	"github.com/nsmfwd/forwarder-vpp/internal/transport/nexthopclose"
 )
 
 // NewServer returns the forwarder endpoint. tunnelIP is the node's address for vxlan,
@@ -211,7 +212,7 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		vlan.NewClient(vppConn, o.vlanDomainToDevice),
 		// Behind every mechanism, before recvnetns: on the way back they see the next hop's answer
 		// first, its namespace already received.
-		restore.NewClient(o.leftovers),
+		restore.NewClient(o.leftovers, nexthopclose.New(registryNSE, o.dialTimeout, o.dialOptions...)),
 		journal.NewClient(o.journal),
 		filtermechanisms.NewClient(),
 		mechanismpriority.NewClient(o.mechanismPriority...),
