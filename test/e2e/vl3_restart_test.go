@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,8 +36,13 @@ func restartVl3Forwarder(ctx context.Context, t *testing.T, r *vl3Run) {
 	require.NoError(t, r.d.RestartForwarder(ctx, r.d.Nodes[0]))
 	failure := ""
 	waitUntil(t, since.Add(2*healTimeout), time.Second, func() bool {
+		previous := failure
 		if failure = r.pingsFailure(ctx, t); failure == "" {
 			failure = r.endpointPingsFailure(ctx, t)
+		}
+		// Each new failing ping, as it comes: what the heal time is spent on.
+		if failure != "" && failure != previous {
+			t.Logf("%s after the restart: %s", time.Since(since).Round(100*time.Millisecond), firstLine(failure))
 		}
 		return failure == ""
 	}, func() string {
@@ -106,4 +112,10 @@ func requireDeadPeeringReleased(ctx context.Context, t *testing.T, r *vl3Run) {
 	}, func() string {
 		return fmt.Sprintf("%s's VPP holds memifs %v, want %d (the crashed endpoint's peering not released)", first.Name, memifs, want)
 	})
+}
+
+// firstLine is s up to its first line break: a failing ping's verdict without its output.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
