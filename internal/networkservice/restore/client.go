@@ -15,17 +15,16 @@ import (
 )
 
 type restoreClient struct {
-	leftovers    *Leftovers
-	closeNextHop NextHopCloser
+	leftovers *Leftovers
 }
 
 // NewClient returns the element of the onward chain that adopts or releases the next hop's side of
 // a connection NewServer claimed, once the next hop answered: adopted when the answer describes
 // exactly what the previous run built, released otherwise. Place it behind every mechanism element
-// of the onward chain and behind recvfd, which names the endpoint's namespace. closeNextHop, if
-// not nil, closes the previous run's connection at a next hop the connection no longer goes to.
-func NewClient(leftovers *Leftovers, closeNextHop NextHopCloser) networkservice.NetworkServiceClient {
-	return &restoreClient{leftovers: leftovers, closeNextHop: closeNextHop}
+// of the onward chain and behind recvfd, which names the endpoint's namespace. A next hop the
+// connection no longer goes to is told to close its side (Leftovers.CloseNextHopsWith).
+func NewClient(leftovers *Leftovers) networkservice.NetworkServiceClient {
+	return &restoreClient{leftovers: leftovers}
 }
 
 func (c *restoreClient) Request(ctx context.Context, request *networkservice.NetworkServiceRequest, opts ...grpc.CallOption) (*networkservice.Connection, error) {
@@ -42,7 +41,7 @@ func (c *restoreClient) Request(ctx context.Context, request *networkservice.Net
 	}
 	if lo != nil {
 		c.leftovers.adopter.side(ctx, lo.rec, conn, true)
-		c.closeAbandonedNextHop(ctx, lo.rec.Committed.GetOutgoing(), conn, request.GetConnection().GetPath().GetIndex())
+		c.leftovers.closeNextHopOf(ctx, abandonedNextHop(lo.rec.Committed.GetOutgoing(), conn, request.GetConnection().GetPath().GetIndex()))
 	}
 	return conn, nil
 }

@@ -23,7 +23,8 @@ type closeServer struct {
 //
 // The Close releases the leftover only once authorize, the endpoint's own authorization, let it
 // through, and under the connection's lock (see Leftovers.SerializeWith). It passes nothing on: a
-// connection with a leftover has no state in the rest of the chain.
+// connection with a leftover has no state in the rest of the chain. The previous run's next hop
+// hears of it apart (Leftovers.CloseNextHopsWith).
 func NewCloseServer(leftovers *Leftovers, authorize networkservice.NetworkServiceServer) networkservice.NetworkServiceServer {
 	return &closeServer{leftovers: leftovers, release: chain.NewNetworkServiceServer(authorize, &releaseOnClose{leftovers: leftovers})}
 }
@@ -53,6 +54,7 @@ func (r *releaseOnClose) Close(ctx context.Context, conn *networkservice.Connect
 	r.leftovers.serialized(conn.GetId(), func() {
 		if lo := r.leftovers.claim(conn); lo != nil {
 			err = r.leftovers.release(ctx, lo)
+			r.leftovers.closeNextHopOf(ctx, recordedNextHop(lo.rec.Committed.GetOutgoing(), conn, conn.GetPath().GetIndex()))
 		}
 	})
 	return &empty.Empty{}, err

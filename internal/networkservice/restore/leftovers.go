@@ -39,6 +39,8 @@ type Leftovers struct {
 	serialize func(id string, f func())
 	// graceOver is set once the grace period ended: a leftover given back later is released then.
 	graceOver bool
+	// closeNextHop tells a previous run's next hop to close its side (CloseNextHopsWith).
+	closeNextHop NextHopCloser
 }
 
 // SerializeWith makes every release the chain does not drive (ReleaseOwned, the grace period's,
@@ -52,6 +54,20 @@ func (l *Leftovers) SerializeWith(do func(id string, f func())) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.serialize = do
+}
+
+// CloseNextHopsWith makes a leftover's next hop hear of its end through closeNextHop: when its
+// Close arrives (sdk's begin drops it before the onward chain), and when it comes back toward
+// another next hop (begin does not close the old one for a connection it did not establish).
+// Without it, the next hop keeps its side until the connection expires there. Call it before the
+// forwarder serves.
+func (l *Leftovers) CloseNextHopsWith(closeNextHop NextHopCloser) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closeNextHop = closeNextHop
 }
 
 // serialized runs f under the lock of connection id, if SerializeWith gave one.

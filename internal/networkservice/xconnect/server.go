@@ -93,6 +93,7 @@ func NewServer(ctx context.Context, tokenGenerator token.GeneratorFunc, vppConn 
 	// expiry Closes, and the releases of a previous run's connections made outside the chain.
 	locks := expiry.NewLocks()
 	o.leftovers.SerializeWith(locks.Do)
+	o.leftovers.CloseNextHopsWith(nexthopclose.New(nseClient, o.dialTimeout, o.dialOptions...))
 
 	forwarder := endpoint.NewServer(ctx, tokenGenerator,
 		endpoint.WithName(o.name),
@@ -212,7 +213,7 @@ func newOnwardClient(ctx context.Context, vppConn api.Connection, tunnelIP net.I
 		vlan.NewClient(vppConn, o.vlanDomainToDevice),
 		// Behind every mechanism, before recvnetns: on the way back they see the next hop's answer
 		// first, its namespace already received.
-		restore.NewClient(o.leftovers, nexthopclose.New(registryNSE, o.dialTimeout, o.dialOptions...)),
+		restore.NewClient(o.leftovers),
 		journal.NewClient(o.journal),
 		filtermechanisms.NewClient(),
 		mechanismpriority.NewClient(o.mechanismPriority...),
