@@ -25,4 +25,11 @@
 // within the grace period (the token lifetime), or closed (NewCloseServer), is released with
 // everything its record names, under the connection's lock, and a release that fails is retried
 // with backoff, keeping the record.
+//
+// A previous run's connection also has a side at its next hop, which sdk's begin never closes for
+// a connection this run did not establish: neither on its Close nor when the client comes back
+// toward another endpoint (a reselect). The leftover's Close, and a returning connection whose next
+// hop's answer no longer holds the recorded next hop, send that hop a Close of its own
+// (Leftovers.CloseNextHopsWith), with the caller's path up to this forwarder and the recorded
+// segments after it.
 package restore
