@@ -138,7 +138,7 @@ upstream-slow: tools
 	E2E_UPSTREAM_SLOW=1 $(GO) test -count=1 -v -timeout 40m -run '^(TestUpstreamFeaturesNseCompositionVPP|TestUpstreamUseCasesKernel2RVlanInternal)$$' ./test/e2e/
 	E2E_UPSTREAM_SLOW=1 $(GO) test -count=1 -v -timeout 40m -run '^TestUpstreamUseCasesKernel2RVlanBreakout$$' ./test/e2e/
 	E2E_UPSTREAM_SLOW=1 $(GO) test -count=1 -v -timeout 40m -run '^TestUpstreamFeaturesVl3Lb$$' ./test/e2e/
-	E2E_UPSTREAM_SLOW=1 $(GO) test -count=1 -v -timeout 40m -run '^TestVl3ForwarderRestart$$' ./test/e2e/
+	E2E_UPSTREAM_SLOW=1 $(GO) test -count=1 -v -timeout 40m -run '^(TestVl3ForwarderRestart|TestVl3EndpointCrash)$$' ./test/e2e/
 
 crash-campaign: tools
 	@echo "crash campaign: $(CAMPAIGN_KILLS) kills for each of seeds $(CAMPAIGN_SEEDS) (progress: campaign: lines; figures: CAMPAIGN lines)"

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/netip"
@@ -63,6 +64,8 @@ type vl3Example struct {
 	ownVPP bool
 	// realVPPOnly skips the simulator, which runs no VPP in pods (the step needs the endpoints').
 	realVPPOnly bool
+	// within bounds the run; shortScenarioTime when 0.
+	within time.Duration
 }
 
 // vl3Family is one IP family of a vl3 network: its IPAM server's network and prefix length,
@@ -143,7 +146,7 @@ func runVl3Example(t *testing.T, ex vl3Example, realVPP string) {
 	if realVPP != "" {
 		sc.overVxlan, payload = false, "IP"
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), shortScenarioTime)
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(ex.within, shortScenarioTime))
 	defer cancel()
 	r := &vl3Run{d: startDomain(ctx, t, sc), service: ex.service}
 	if ex.ownVPP && realVPP != "" {
