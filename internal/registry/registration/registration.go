@@ -65,11 +65,20 @@ func Register(ctx context.Context, registryURL *url.URL, endpoint Endpoint, poli
 	return &Registration{client: client, nse: registered, abandonRegisters: abandonRegisters, stopRefreshing: stopRefreshing}, nil
 }
 
+// registerGrace is how long Unregister lets a Register in flight go on. An nsmgr that has just
+// come back knows the forwarder only once that Register is through, and drops the Unregister of
+// a registration it does not know, which its registry then keeps until it expires; an nsmgr that
+// is down costs the forwarder's exit this much and no more.
+const registerGrace = time.Second
+
 // Unregister removes the registration, so that nsmgr stops selecting this forwarder, and stops
 // refreshing it even when the registry cannot be reached.
 func (r *Registration) Unregister(ctx context.Context) error {
 	defer r.stopRefreshing()
-	r.abandonRegisters()
+	defer r.abandonRegisters()
+	// sdk's begin runs the Unregister after the Register in flight, if there is one.
+	abandonLater := time.AfterFunc(registerGrace, r.abandonRegisters)
+	defer abandonLater.Stop()
 	if _, err := r.client.Unregister(ctx, r.nse); err != nil {
 		return fmt.Errorf("unregistering %s: %w", r.nse.GetName(), err)
 	}

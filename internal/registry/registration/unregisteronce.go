@@ -12,7 +12,8 @@ import (
 )
 
 // unregisterOnce is sdk's retry element for Register and Find, but a Register still retrying
-// when the forwarder unregisters is abandoned, and Unregister is tried once without waiting for
+// when the forwarder unregisters is abandoned (after a grace, see registerGrace), and Unregister
+// is tried once without waiting for
 // the nsmgr to be ready. On SIGTERM the nsmgr may be stopping too (a whole-system restart): sdk's
 // heal is then re-registering, sdk's begin queues Unregister behind it, and retrying either call
 // would hold the forwarder's exit, and so its successor, for the whole shutdown bound. An nsmgr
@@ -23,8 +24,8 @@ type unregisterOnce struct {
 	unregistering context.Context
 }
 
-// newUnregisterOnce returns the element and the func that abandons its Registers; call that func
-// before Unregister, which sdk's begin runs only after the Register in progress.
+// newUnregisterOnce returns the element and the func that abandons its Registers; Unregister, which
+// sdk's begin runs only after the Register in progress, calls it after registerGrace.
 func newUnregisterOnce(lifetime context.Context) (*unregisterOnce, context.CancelFunc) {
 	unregistering, abandonRegisters := context.WithCancel(lifetime)
 	return &unregisterOnce{retry.NewNetworkServiceEndpointRegistryClient(lifetime), unregistering}, abandonRegisters
