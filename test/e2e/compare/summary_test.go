@@ -98,3 +98,34 @@ PASS
 	_, skipped = compare.SkipReason(log, "TestX")
 	require.False(t, skipped)
 }
+
+// A test that recorded a pass and then failed (its tear-down check) counts as failed: its last
+// result only, the other results untouched.
+func TestFailAfterwardTurnsTheLastPassIntoAFailure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.jsonl")
+	for _, r := range []compare.Result{
+		{Scenario: "a", Test: "TestA/vpp", Forwarder: "forwarder-vpp", Passed: true, Heals: -1},
+		{Scenario: "a", Test: "TestA/vpp", Forwarder: "stock", Passed: true, Heals: -1},
+		{Scenario: "a", Test: "TestA/vpp", Forwarder: "forwarder-vpp", Passed: true, Heals: -1},
+		{Scenario: "b", Test: "TestB/vpp", Forwarder: "forwarder-vpp", Passed: true, Heals: -1},
+	} {
+		require.NoError(t, compare.Append(path, r))
+	}
+
+	require.NoError(t, compare.FailAfterward(path, "TestA/vpp", "forwarder-vpp", "tear-down"))
+
+	results, err := compare.Read(path)
+	require.NoError(t, err)
+	require.Len(t, results, 4)
+	require.True(t, results[0].Passed, "an earlier run's result changed")
+	require.True(t, results[1].Passed, "the other forwarder's result changed")
+	require.False(t, results[2].Passed)
+	require.Equal(t, "tear-down", results[2].FailedAt)
+	require.True(t, results[3].Passed, "another test's result changed")
+
+	require.NoError(t, compare.FailAfterward(path, "TestA/vpp", "forwarder-vpp", "again"))
+	results, err = compare.Read(path)
+	require.NoError(t, err)
+	require.Equal(t, "tear-down", results[2].FailedAt, "a failed result was marked again")
+	require.True(t, results[0].Passed, "an earlier run's pass was taken for the failed one")
+}
