@@ -41,7 +41,7 @@ func restartVl3Forwarder(ctx context.Context, t *testing.T, r *vl3Run) {
 			failure = r.endpointPingsFailure(ctx, t)
 		}
 		// Each new failing ping, as it comes: what the heal time is spent on.
-		if failure != "" && failure != previous {
+		if failure != "" && firstLine(failure) != firstLine(previous) {
 			t.Logf("%s after the restart: %s", time.Since(since).Round(100*time.Millisecond), firstLine(failure))
 		}
 		return failure == ""
