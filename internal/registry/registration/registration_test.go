@@ -32,6 +32,18 @@ func serveRegistry(t *testing.T, identity grpctransport.Identity) (*registration
 	return registry, &url.URL{Scheme: "unix", Path: socket}, server
 }
 
+// registerForwarder registers a forwarder of domain at registryURL; ctx bounds the test's calls.
+func registerForwarder(t *testing.T, domain *svidtest.TrustDomain, registryURL *url.URL) (ctx context.Context, registered *registration.Registration) {
+	t.Helper()
+	forwarder := domain.Issue("/forwarder")
+	dialOptions := grpctransport.DialOptions(forwarder, grpctransport.TokenGenerator(forwarder, time.Minute), grpctransport.DefaultKeepalive)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	registered, err := registration.Register(ctx, registryURL, forwarderEndpoint(t), nil, time.Second, dialOptions...)
+	require.NoError(t, err)
+	return ctx, registered
+}
+
 func forwarderEndpoint(t *testing.T) registration.Endpoint {
 	listenSocket := filepath.Join(t.TempDir(), "forwarder.sock")
 	listener, err := net.Listen("unix", listenSocket)
@@ -87,13 +99,7 @@ func TestRegistryOfAnotherTrustDomainIsRefused(t *testing.T) {
 func TestUnregisterFromAStoppedRegistryFailsAtOnce(t *testing.T) {
 	domain := svidtest.NewTrustDomain(t, "test.nsm")
 	_, registryURL, server := serveRegistry(t, domain.Issue("/nsmgr"))
-	forwarder := domain.Issue("/forwarder")
-	dialOptions := grpctransport.DialOptions(forwarder, grpctransport.TokenGenerator(forwarder, time.Minute), grpctransport.DefaultKeepalive)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	registered, err := registration.Register(ctx, registryURL, forwarderEndpoint(t), nil, time.Second, dialOptions...)
-	require.NoError(t, err)
+	ctx, registered := registerForwarder(t, domain, registryURL)
 	server.Stop()
 	// sdk's heal sees the registry's watch stream end and begins re-registering; Unregister is
 	// queued behind that re-registration, which is what held it.

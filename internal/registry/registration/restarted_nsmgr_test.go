@@ -15,7 +15,6 @@ import (
 
 	registryapi "github.com/networkservicemesh/api/pkg/api/registry"
 
-	"github.com/nsmfwd/forwarder-vpp/internal/registry/registration"
 	"github.com/nsmfwd/forwarder-vpp/internal/transport/grpctransport"
 	"github.com/nsmfwd/forwarder-vpp/internal/transport/svid/svidtest"
 )
@@ -82,12 +81,7 @@ func TestUnregisterRightAfterTheNsmgrCameBackRemovesTheRegistration(t *testing.T
 	domain := svidtest.NewTrustDomain(t, "test.nsm")
 	identity := domain.Issue("/nsmgr")
 	_, registryURL, first := serveRegistry(t, identity)
-	forwarder := domain.Issue("/forwarder")
-	dialOptions := grpctransport.DialOptions(forwarder, grpctransport.TokenGenerator(forwarder, time.Minute), grpctransport.DefaultKeepalive)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	registered, err := registration.Register(ctx, registryURL, forwarderEndpoint(t), nil, time.Second, dialOptions...)
-	require.NoError(t, err)
+	ctx, registered := registerForwarder(t, domain, registryURL)
 
 	first.Stop()
 	nsmgr := &restartedNSMgr{registerTakes: 300 * time.Millisecond, registering: make(chan struct{}, 1), known: map[string]bool{},
