@@ -13,12 +13,11 @@ import (
 
 // unregisterOnce is sdk's retry element for Register and Find, but a Register still retrying
 // when the forwarder unregisters is abandoned (after a grace, see registerGrace), and Unregister
-// is tried once without waiting for
-// the nsmgr to be ready. On SIGTERM the nsmgr may be stopping too (a whole-system restart): sdk's
-// heal is then re-registering, sdk's begin queues Unregister behind it, and retrying either call
-// would hold the forwarder's exit, and so its successor, for the whole shutdown bound. An nsmgr
-// that misses the Unregister drops the registration when it expires, as it does for a forwarder
-// that crashed.
+// is tried once without waiting for the nsmgr to be ready. On SIGTERM the nsmgr may be stopping
+// too (a whole-system restart): sdk's heal is then re-registering, sdk's begin queues Unregister
+// behind it, and retrying either call would hold the forwarder's exit, and so its successor, for
+// the whole shutdown bound. An nsmgr that misses the Unregister drops the registration when it
+// expires, as it does for a forwarder that crashed.
 type unregisterOnce struct {
 	registryapi.NetworkServiceEndpointRegistryClient
 	unregistering context.Context
