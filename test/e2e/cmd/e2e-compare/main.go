@@ -252,25 +252,26 @@ func runSuite(root, testBinary string, chosen []scenario, env []string, fwd, res
 	if err != nil {
 		return took, err
 	}
-	log, err := os.ReadFile(logPath)
+	logData, err := os.ReadFile(logPath)
 	if err != nil {
 		return took, err
 	}
+	log := string(logData)
 	for _, s := range chosen {
 		if after[s.test] > before[s.test] {
 			// A test fails after its result if its domain's tear-down finds something left.
-			if strings.Contains(string(log), "--- FAIL: "+s.test+" (") {
+			if strings.Contains(log, "--- FAIL: "+s.test+" (") {
 				if err = compare.FailAfterward(resultsPath, s.test, fwd, "tear-down (see the suite's log)"); err != nil {
 					return took, err
 				}
 			}
 			continue
 		}
-		if reason, ok := compare.SkipReason(string(log), s.test); ok {
+		if reason, ok := compare.SkipReason(log, s.test); ok {
 			skipped[s.name] = reason
 			continue
 		}
-		passed := strings.Contains(string(log), "--- PASS: "+s.test+" ")
+		passed := strings.Contains(log, "--- PASS: "+s.test+" ")
 		r := compare.Result{Scenario: s.name, Test: s.test, Forwarder: fwd, Passed: passed, Heals: -1}
 		if !passed {
 			r.FailedAt = "the test (it recorded no step)"
