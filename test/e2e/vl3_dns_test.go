@@ -51,7 +51,7 @@ func podLookup(ctx context.Context, t *testing.T, netns, database, key string) s
 	t.Helper()
 	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", netns, "getent", database, key).CombinedOutput()
 	require.NoError(t, err, "getent %s %s in %s:\n%s", database, key, netns, out)
-	return strings.SplitN(string(out), "\n", 2)[0]
+	return firstLine(string(out))
 }
 
 // useConnectionDNS makes the client's connection's DNS config its pod's resolv.conf, as
