@@ -2,12 +2,7 @@ package domain
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
-
-	"go.fd.io/govpp/api"
-
-	"github.com/networkservicemesh/govpp/binapi/vlib"
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
@@ -43,16 +38,10 @@ func (d *Domain) startPodVPP(ctx context.Context, pod *topology.Pod, dir string)
 	return vpp, err
 }
 
-// podVPPCLI runs a debug CLI command on a pod's VPP and returns its output.
-func podVPPCLI(ctx context.Context, vpp *Node, command string) (string, error) {
-	var out string
-	err := withVPP(ctx, vpp, func(ctx context.Context, conn api.Connection) error {
-		reply := &vlib.CliInbandReply{}
-		if err := conn.Invoke(ctx, &vlib.CliInband{Cmd: command}, reply); err != nil {
-			return fmt.Errorf("%s: %w", command, err)
-		}
-		out = reply.Reply
-		return nil
-	})
-	return out, err
+// podVPPCLI runs a debug CLI command on a pod's VPP through its CLI socket, as the examples'
+// `kubectl exec ... -- vppctl` does, and returns its output. Not through the binary API's
+// cli_inband: a ping there would take the events of VPP's API process and drop the calls the pod's
+// own NSM program makes meanwhile, stalling its heal (realvpp.CLI).
+func (d *Domain) podVPPCLI(ctx context.Context, vpp *Node, command string) (string, error) {
+	return realvpp.CLI(ctx, realvpp.Vppctl(d.cfg.RealVPP), *vpp.VPPLayout, command)
 }

@@ -240,7 +240,8 @@ func (d *Domain) VPPState(ctx context.Context, node *Node) (string, error) {
 }
 
 // VPPShow is what node's VPP answers to a CLI command (cli_inband), real VPP only: the simulator
-// answers few commands.
+// answers few commands. Commands that return at once only: one that waits (ping) would drop the
+// forwarder's API calls made meanwhile (realvpp.CLI).
 func (d *Domain) VPPShow(ctx context.Context, node *Node, command string) (string, error) {
 	if !d.RealVPP() {
 		return "", fmt.Errorf("%s: the simulator does not answer %q", node.Name, command)

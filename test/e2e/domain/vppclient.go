@@ -99,7 +99,7 @@ func (c *VPPClient) ReloadConnections() error {
 
 // CLI runs a debug CLI command on the client's VPP and returns its output.
 func (c *VPPClient) CLI(ctx context.Context, command string) (string, error) {
-	return podVPPCLI(ctx, c.node, command)
+	return c.d.podVPPCLI(ctx, c.node, command)
 }
 
 // Interfaces lists the client VPP's interfaces; IdleInterfaces are those it had before the

@@ -85,7 +85,7 @@ func (d *Domain) startVPPEndpointPod(ctx context.Context, node *Node, name strin
 
 // CLI runs a debug CLI command on the endpoint's VPP and returns its output.
 func (e *VPPEndpoint) CLI(ctx context.Context, command string) (string, error) {
-	return podVPPCLI(ctx, e.vpp, command)
+	return e.d.podVPPCLI(ctx, e.vpp, command)
 }
 
 // Interfaces lists the endpoint VPP's interfaces.
