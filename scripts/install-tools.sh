@@ -41,6 +41,8 @@ fi
 # Upstream's checks in make upstream-slow: iperf3 (use-cases/Kernel2RVlanInternal) and a wget
 # that does not crash (features/nse-composition; this busybox's wget segfaults).
 command -v iperf3 >/dev/null 2>&1 || missing+=(iperf3)
+# features/vl3-lb's balancer translates with nftables in its pod (this VPP has no cnat plugin).
+command -v nft >/dev/null 2>&1 || missing+=(nftables)
 [ -x /usr/bin/wget ] || missing+=(wget)
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "install-tools: installing ${missing[*]} with apt-get (a minute or two)"
