@@ -69,10 +69,12 @@ func (r *vl3Run) endpointPingsFailure(ctx context.Context, t *testing.T) string 
 // connections by itself (its pod is gone); every client heals onto a live endpoint and pings
 // the others; Close leaves nothing in any pod, VPP or node namespace. Not an upstream example.
 func TestVl3EndpointCrash(t *testing.T) {
-	// One real-VPP run on 3 Dec 2026 with within: scenarioTime (4 min): its context ran out while
-	// requireDeadPeeringReleased still waited, about 3 min after the kill; an earlier run saw
-	// the release at 76 s. Why the release now takes longer is not known.
-	t.Skip("issue 24: the crashed endpoint's peering was not released within the run's 4 minutes; find out why before giving it longer")
+	// Two real-VPP runs on 3 Dec 2026 with within: scenarioTime (4 min) ran out while
+	// requireDeadPeeringReleased still waited. In the second (logs kept), neither forwarder saw a
+	// Close of the crashed endpoint's peering in the 3.5 min between the kill and the run's end:
+	// its client died with it, nothing notices a dead memif client, and its tokens expire after
+	// 10 min. An earlier run saw the release at 76 s. README, known gaps.
+	t.Skip("issue 24: a crashed vl3 endpoint's peering is released only at its expiry (10 min), past the run's 4 minutes")
 	if os.Getenv("E2E_UPSTREAM_SLOW") == "" {
 		t.Skip("issue 24: beyond make test's time budget; E2E_UPSTREAM_SLOW=1 (make upstream-slow) runs it")
 	}
