@@ -9,6 +9,7 @@ import (
 
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/process"
 	"github.com/nsmfwd/forwarder-vpp/test/e2e/topology"
+	"github.com/nsmfwd/forwarder-vpp/test/realvpp"
 )
 
 // A vl3 network as deployments-k8s runs it (examples/features/vl3-basic): a vl3 IPAM server
@@ -84,7 +85,7 @@ func (d *Domain) StartVl3VPPEndpoint(ctx context.Context, node *Node, name, serv
 	ownVPP := func(env []string) []string {
 		env = append(env, "NSM_VPP_API_SOCKET="+e.vpp.APISocket)
 		// For the peering's data-path check on upstream VPP, which lacks NSM's ping API.
-		if vppctl := filepath.Join(filepath.Dir(d.cfg.RealVPP), "vppctl"); fileExists(vppctl) {
+		if vppctl := realvpp.Vppctl(d.cfg.RealVPP); fileExists(vppctl) {
 			env = append(env, "NSM_VPPCTL="+vppctl, "NSM_VPP_CLI_SOCKET="+e.vpp.VPPLayout.CLISocket())
 		}
 		return env
